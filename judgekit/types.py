@@ -1,0 +1,268 @@
+"""The judgekit contract: items, scales, verdicts, chat requests and replies, and the judge interface.
+
+Everything else in the package speaks these types. They are deliberately small and frozen:
+
+* an :class:`Item` is what is judged (its rubric-facing text fields plus metadata the judge never sees);
+* a :class:`Rubric` turns items into chat messages and a judge's reply into :class:`ItemVerdict` s;
+* a :class:`JudgeClient` sends one :class:`ChatRequest` and returns one :class:`ChatReply`;
+* a verdict whose status is not :attr:`Status.OK` never carries a score (a parse failure is data).
+
+Rendering convention shared by the rubrics, the parsers and the simulator: every rendered user
+message wraps each item in ``<item id="ID"> ... </item>`` with the item's text XML-escaped, so that
+nothing inside an answer (a ``;``, a newline, a fake ``17,5`` line, a ``</item>``) can leave its item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, Protocol, runtime_checkable
+
+#: The canonical item columns (seeds 000/001); rubrics use a subset, tables may carry more.
+CANONICAL_COLUMNS: tuple[str, ...] = (
+    "ID",
+    "Question",
+    "Answer",
+    "Ref_Answer",
+    "Reasoning",
+    "Ref_Reasoning",
+)
+
+#: How a rubric asks the judge to answer.
+OutputFormat = Literal[
+    "id_score_lines",  # batched: one "ID,score" line per item (seeds 000, 001, grammar)
+    "rating_json",  # single: {"rating": n, "reason": "..."} with -1 = cannot answer (seed 002)
+    "direct_scoring_json",  # single: per-criterion scores + weighted overall (seed 003)
+    "score_line",  # single: explanation, then "SCORE: n" on its own line; last one wins (seed 004)
+]
+
+
+class Status(StrEnum):
+    """The fate of one item in one judging attempt. Only ``OK`` carries a score."""
+
+    OK = "ok"
+    ABSTAIN = "abstain"  # the judge used the rubric's abstain value (e.g. -1)
+    MISSING = "missing"  # the reply has no line/record for this expected ID
+    DUPLICATE = "duplicate"  # the reply gives this ID more than once
+    UNKNOWN_ID = "unknown_id"  # the reply scores an ID that was not in the batch
+    OUT_OF_RANGE = "out_of_range"  # a number that is not on the rubric's scale
+    UNPARSEABLE = "unparseable"  # nothing usable could be read
+    INCONSISTENT = "inconsistent"  # direct scoring: criteria and overall disagree
+    ERROR = "error"  # the call failed after all retries
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to judge.
+
+    Attributes:
+        id: Stable identifier, unique within a table (kept as text: "017" and "17" differ).
+        fields: Rubric-facing text by canonical column name (``Question``, ``Answer``, ...).
+        meta: Everything the judge must not see: model, topic, human labels, source row.
+    """
+
+    id: str
+    fields: Mapping[str, str]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The values a rubric allows, in order, plus the values that mean "I abstain"."""
+
+    allowed: tuple[int, ...]
+    abstain: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if list(self.allowed) != sorted(set(self.allowed)):
+            raise ValueError(f"scale values must be strictly increasing, got {self.allowed}")
+        if set(self.allowed) & set(self.abstain):
+            raise ValueError("a value cannot be both a score and an abstention")
+
+    @property
+    def minimum(self) -> int:
+        """Lowest allowed score."""
+        return self.allowed[0]
+
+    @property
+    def maximum(self) -> int:
+        """Highest allowed score."""
+        return self.allowed[-1]
+
+
+@dataclass(frozen=True)
+class ItemVerdict:
+    """What one reply says about one item.
+
+    Attributes:
+        item_id: The item's ID as the batch declared it (or as the judge wrote it, for UNKNOWN_ID).
+        status: See :class:`Status`.
+        score: The score; present if and only if ``status`` is OK.
+        reason: The judge's own reason when it gave one; otherwise why the item is unscored.
+        raw: The fragment of the reply this verdict was read from ("" when there is none).
+        details: Extra structured content: per-criterion scores, the abstain value, the
+            rejected number of an out-of-range reply, ...
+    """
+
+    item_id: str
+    status: Status
+    score: float | None = None
+    reason: str = ""
+    raw: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if (self.status is Status.OK) != (self.score is not None):
+            raise ValueError(f"item {self.item_id}: only an OK verdict carries a score")
+
+    @classmethod
+    def unscored(
+        cls, item_id: str, status: Status, reason: str, raw: str = "", **details: Any
+    ) -> ItemVerdict:
+        """Build a verdict without a score (any status but OK)."""
+        return cls(item_id=item_id, status=status, reason=reason, raw=raw, details=details)
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    """A whole reply read against the IDs a batch expected.
+
+    ``verdicts`` has exactly one entry per expected ID, in the batch's order, followed by one
+    UNKNOWN_ID entry per foreign ID. ``tolerances`` names every leniency the parser needed
+    (e.g. ``"markdown_fence"``, ``"header_line"``, ``"crlf"``, ``"prose"``, ``"id_prefix"``).
+    """
+
+    verdicts: tuple[ItemVerdict, ...]
+    tolerances: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """Exactly what is sent: the messages and every generation option (model excluded)."""
+
+    messages: tuple[Mapping[str, str], ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts the endpoint reported (0 where it reported none)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+
+#: Per generated token, the alternatives the endpoint returned as (token, logprob).
+TopLogprobs = tuple[tuple[tuple[str, float], ...], ...]
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """Exactly what came back for one request."""
+
+    text: str
+    model: str
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+    request_id: str | None = None
+    top_logprobs: TopLogprobs | None = None
+    http_attempts: int = 1
+
+
+#: How a client can force the reply's shape; chosen per provider.
+StructuredMode = Literal["json_schema", "guided_json", "json_object_schema", "none"]
+
+
+@runtime_checkable
+class JudgeClient(Protocol):
+    """Anything that can answer one chat request. The engine is given one; it never builds one."""
+
+    @property
+    def model(self) -> str:
+        """The judge model's name as recorded next to every score."""
+        ...
+
+    @property
+    def structured_mode(self) -> StructuredMode:
+        """How this endpoint enforces a JSON schema ("none" = plain prompting + parsing)."""
+        ...
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        """Send one request (with the client's own bounded retries) and return the reply."""
+        ...
+
+
+@runtime_checkable
+class Rubric(Protocol):
+    """A scoring instrument: prompt templates, a scale, an output format and its parser."""
+
+    name: str
+    output_format: OutputFormat
+    scale: Scale
+    batched: bool
+    default_batch_size: int
+    input_columns: tuple[str, ...]
+    variants: tuple[str, ...]
+
+    def render(
+        self,
+        items: Sequence[Item],
+        *,
+        variant: str = "base",
+        structured: bool = False,
+        batch_label: str = "",
+    ) -> list[dict[str, str]]:
+        """Return ``[system, user]`` chat messages for one batch (one item if not batched)."""
+        ...
+
+    def response_schema(self, item_ids: Sequence[str]) -> dict[str, Any]:
+        """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""
+        ...
+
+    def parse(self, text: str, item_ids: Sequence[str]) -> ParsedReply:
+        """Read a reply (plain text or the structured JSON form) against the expected IDs."""
+        ...
+
+
+#: Columns of the tidy judgments table returned by the engine, in order.
+JUDGMENT_COLUMNS: tuple[str, ...] = (
+    "item_id",
+    "rubric",
+    "variant",
+    "model",
+    "run",
+    "attempt",  # 1 = first ask; 2.. = re-asks of failed rows
+    "status",
+    "score",  # float, NaN unless status == "ok"
+    "expected_score",  # logprob-weighted score where available, else NaN
+    "reason",
+    "batch_index",
+    "position",  # 0-based position of the item within its batch
+    "request_hash",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "tolerances",  # ";"-joined parser leniencies
+    "raw_reply",
+)
+
+__all__ = [
+    "CANONICAL_COLUMNS",
+    "JUDGMENT_COLUMNS",
+    "ChatReply",
+    "ChatRequest",
+    "Item",
+    "ItemVerdict",
+    "JudgeClient",
+    "OutputFormat",
+    "ParsedReply",
+    "Rubric",
+    "Scale",
+    "Status",
+    "StructuredMode",
+    "TopLogprobs",
+    "Usage",
+]
