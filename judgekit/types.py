@@ -1,15 +1,16 @@
-"""The judgekit contract: items, scales, verdicts, chat requests and replies, and the judge interface.
+"""The judgekit contract: items, scales, verdicts, chat requests and replies, the judge interface.
 
 Everything else in the package speaks these types. They are deliberately small and frozen:
 
-* an :class:`Item` is what is judged (its rubric-facing text fields plus metadata the judge never sees);
+* an :class:`Item` is what is judged (rubric-facing text plus metadata the judge never sees);
 * a :class:`Rubric` turns items into chat messages and a judge's reply into :class:`ItemVerdict` s;
 * a :class:`JudgeClient` sends one :class:`ChatRequest` and returns one :class:`ChatReply`;
 * a verdict whose status is not :attr:`Status.OK` never carries a score (a parse failure is data).
 
 Rendering convention shared by the rubrics, the parsers and the simulator: every rendered user
-message wraps each item in ``<item id="ID"> ... </item>`` with the item's text XML-escaped, so that
-nothing inside an answer (a ``;``, a newline, a fake ``17,5`` line, a ``</item>``) can leave its item.
+message wraps each item in ``<item id="ID"> ... </item>`` with the item's text XML-escaped, so
+that nothing inside an answer (a ``;``, a newline, a fake ``17,5`` line, a ``</item>``) can leave
+its item.
 """
 
 from __future__ import annotations
@@ -89,6 +90,27 @@ class Scale:
     def maximum(self) -> int:
         """Highest allowed score."""
         return self.allowed[-1]
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One weighted criterion of a direct-scoring rubric (seed 003); passed in as data.
+
+    Attributes:
+        name: Criterion name, as the judge must echo it.
+        weight: Relative weight; the overall score is the weight-normalised mean of the criteria.
+        description: What the criterion measures.
+        min_score: Lowest score on this criterion's scale.
+        max_score: Highest score on this criterion's scale.
+        levels: Optional anchors as (score, description) pairs.
+    """
+
+    name: str
+    weight: float
+    description: str
+    min_score: int = 1
+    max_score: int = 5
+    levels: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -254,6 +276,7 @@ __all__ = [
     "JUDGMENT_COLUMNS",
     "ChatReply",
     "ChatRequest",
+    "Criterion",
     "Item",
     "ItemVerdict",
     "JudgeClient",
