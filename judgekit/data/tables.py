@@ -1,0 +1,363 @@
+"""Read item tables from CSV, TSV and XLSX; write them back in the Hungarian format.
+
+The Hungarian format is what Hungarian Excel reads and writes: ``;``-separated UTF-8 (a BOM
+is fine), quoted fields where needed. Files saved by Excel on Windows are often Windows-1250.
+
+Encoding is found by a strict try-order (a BOM decides; else UTF-8; else Windows-1250, and
+only if the text then has no control characters). The separator is the one of ``;``, tab,
+``,`` that splits the header row into the most columns (ties: ``;`` first, tab first for
+``.tsv``). Both choices are reported on the returned :class:`Table` and both can be forced.
+
+Cells are kept as text. Canonical columns and the ID stay text exactly; only other columns
+whose every non-empty cell is a number (``5``, ``-2``, ``3.5`` or the decimal comma ``3,5``)
+become numeric, and not if any cell has a leading zero (``017`` stays text).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgekit.data.atomic import atomic_write_text
+from judgekit.data.columns import canonical_headers, is_empty, validate_frame
+from judgekit.data.errors import DataError, column_letter
+from judgekit.types import CANONICAL_COLUMNS
+
+#: Separators tried when none is given, in order of preference.
+SEPARATORS: tuple[str, ...] = (";", "\t", ",")
+DELIMITED_SUFFIXES = (".csv", ".tsv", ".txt")
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+_SEPARATOR_NAMES = {";": "';'", "\t": "tab", ",": "','", "|": "'|'"}
+_NUMBER = re.compile(r"[+-]?\d+(?:[.,]\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+_LEADING_ZERO = re.compile(r"[+-]?0\d")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table read from a file, with what was found out about the file.
+
+    Attributes:
+        frame: The data; the index (named ``row``) holds spreadsheet row numbers (header = 1).
+        path: The file read.
+        encoding: Text encoding used (None for xlsx).
+        separator: Field separator used (None for xlsx).
+        sheet: Worksheet read (None for delimited text).
+        encoding_detected: True if the encoding was detected rather than forced.
+        separator_detected: True if the separator was detected rather than forced.
+    """
+
+    frame: pd.DataFrame
+    path: Path
+    encoding: str | None
+    separator: str | None
+    sheet: str | None
+    encoding_detected: bool = False
+    separator_detected: bool = False
+
+
+def read_table(
+    path: str | Path,
+    *,
+    required: Sequence[str] = (),
+    aliases: Mapping[str, str] | None = None,
+    id_column: str | None = "ID",
+    encoding: str | None = None,
+    sep: str | None = None,
+    sheet: str | None = None,
+    quoting: bool | None = None,
+    allow_empty: bool = False,
+) -> Table:
+    """Read, canonicalise and validate one table file.
+
+    Args:
+        path: A ``.csv``, ``.tsv``, ``.txt``, ``.xlsx`` or ``.xlsm`` file.
+        required: Columns a rubric needs (its ``required_columns``). When given, the ID column
+            is required too and no required cell may be empty.
+        aliases: Extra ``{header: canonical column}`` pairs (matched ignoring case and spaces).
+        id_column: Name of the ID column (after alias mapping); its cells are stripped and
+            must be non-empty and unique. None reads a table whose rows have no own ID.
+        encoding: Force a text encoding (e.g. ``"cp1250"``) instead of detecting it.
+        sep: Force a separator instead of detecting it.
+        sheet: Worksheet to read from an xlsx file (default: the first one).
+        quoting: Whether ``"`` quotes fields (CSV rules). Default: yes, except for ``.tsv``
+            files, whose cells are taken literally (tab-separated values have no quoting).
+        allow_empty: Accept empty cells in required columns.
+
+    Returns:
+        The table. IDs are stripped of surrounding whitespace and kept as text.
+
+    Raises:
+        DataError: With a one-line message naming file, row and column; nothing is returned.
+    """
+    source = Path(path)
+    suffix = source.suffix.lower()
+    if not source.is_file():
+        raise DataError(source, "file not found")
+    if suffix in EXCEL_SUFFIXES:
+        sheet_name, records = _read_xlsx(source, sheet)
+        used_encoding, used_sep = None, None
+    elif suffix in DELIMITED_SUFFIXES:
+        if sheet is not None:
+            raise DataError(source, f"sheet '{sheet}' was asked for, but this is not an xlsx file")
+        text, used_encoding = _decode(source, source.read_bytes(), encoding)
+        text = text.removeprefix("\ufeff")  # a BOM left by a forced "utf-8"
+        used_sep = sep if sep is not None else _detect_separator(source, text)
+        quoted = quoting if quoting is not None else suffix != ".tsv"
+        records = _split_records(source, text, used_sep, forced=sep is not None, quoted=quoted)
+        sheet_name = None
+    else:
+        raise DataError(source, f"unsupported file type '{suffix}' (use .csv, .tsv or .xlsx)")
+    frame = _build_frame(source, records, aliases, id_column)
+    if id_column is not None and (required or id_column in frame.columns):
+        validate_frame(
+            frame, required, source=str(source), id_column=id_column, allow_empty=allow_empty
+        )
+    return Table(
+        frame=frame,
+        path=source,
+        encoding=used_encoding,
+        separator=used_sep,
+        sheet=sheet_name,
+        encoding_detected=used_encoding is not None and encoding is None,
+        separator_detected=used_sep is not None and sep is None,
+    )
+
+
+def write_table(
+    frame: pd.DataFrame, path: str | Path, *, sep: str = ";", encoding: str = "utf-8"
+) -> Path:
+    """Write a table in the Hungarian format (``;``, UTF-8), atomically, without the index.
+
+    Lines end in CRLF (RFC 4180). Missing values are written as empty cells; fields holding
+    the separator, quotes or line breaks are quoted, so :func:`read_table` gives back the
+    same text.
+
+    Args:
+        frame: The table.
+        path: Destination file.
+        sep: Field separator.
+        encoding: Text encoding (``"utf-8-sig"`` adds the BOM some Excel versions want).
+
+    Returns:
+        The destination path.
+    """
+    buffer = io.StringIO()
+    # CRLF as RFC 4180 and Excel have it; it also makes the writer quote a lone "\r" in a cell.
+    writer = csv.writer(buffer, delimiter=sep, lineterminator="\r\n")
+    writer.writerow([str(c) for c in frame.columns])
+    for record in frame.itertuples(index=False):
+        writer.writerow(["" if is_empty(v) and not isinstance(v, str) else v for v in record])
+    return atomic_write_text(path, buffer.getvalue(), encoding=encoding)
+
+
+def _decode(source: Path, data: bytes, encoding: str | None) -> tuple[str, str]:
+    if not data.strip():
+        raise DataError(source, "file is empty")
+    if encoding is not None:
+        try:
+            return data.decode(encoding), encoding
+        except UnicodeDecodeError as error:
+            raise _decode_error(source, data, error.start, f"is not valid {encoding}") from None
+        except LookupError:
+            raise DataError(source, f"unknown encoding '{encoding}'") from None
+    for bom, name in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if data.startswith(bom):
+            try:
+                return data.decode(name), name
+            except UnicodeDecodeError as error:
+                raise _decode_error(source, data, error.start, f"is not valid {name}") from None
+    if b"\x00" in data:
+        nul = data.index(b"\x00")
+        raise _decode_error(
+            source, data, nul, "is a NUL (UTF-16 without a BOM?); pass encoding=..."
+        )
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    neither = "is neither UTF-8 nor Windows-1250; pass encoding=... to force one"
+    try:
+        text = data.decode("cp1250")
+    except UnicodeDecodeError as error:
+        raise _decode_error(source, data, error.start, neither) from None
+    control = _CONTROL.search(text)
+    if control:  # Windows-1250 is one byte per character, so the offsets agree
+        raise _decode_error(source, data, control.start(), neither)
+    return text, "cp1250"
+
+
+def _decode_error(source: Path, data: bytes, offset: int, what: str) -> DataError:
+    line = data.count(b"\n", 0, offset) + 1
+    return DataError(
+        source,
+        f"byte 0x{data[offset]:02x} at offset {offset} {what}",
+        row=f"line {line}",
+    )
+
+
+def _first_record(text: str, sep: str) -> list[str]:
+    try:
+        return next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
+    except csv.Error:
+        return []
+
+
+def _detect_separator(source: Path, text: str) -> str:
+    if not text.strip().lstrip("\ufeff"):
+        raise DataError(source, "file is empty")
+    order = ("\t", ";", ",") if source.suffix.lower() == ".tsv" else SEPARATORS
+    counts = {sep: len(_first_record(text, sep)) for sep in order}
+    best = max(order, key=lambda sep: counts[sep])
+    if counts[best] < 2:
+        header = text.splitlines()[0][:60]
+        raise DataError(
+            source,
+            f"the header '{header}' is a single column; separate columns with ';', tab or ',' "
+            "(or pass sep=...)",
+            row=1,
+        )
+    return best
+
+
+def _split_records(
+    source: Path, text: str, sep: str, *, forced: bool, quoted: bool
+) -> list[tuple[int, list[str]]]:
+    if not text.strip():
+        raise DataError(source, "file is empty")
+    stream = io.StringIO(text, newline="")
+    if quoted:
+        reader = csv.reader(stream, delimiter=sep, strict=True)
+    else:
+        reader = csv.reader(stream, delimiter=sep, strict=True, quoting=csv.QUOTE_NONE)
+    records: list[tuple[int, list[str]]] = []
+    number = 0
+    try:
+        for number, record in enumerate(reader, start=1):
+            if number == 1 or any(cell.strip() for cell in record):
+                records.append((number, record))
+    except csv.Error as error:
+        raise DataError(
+            source,
+            f"a quoted cell is not closed properly ({error}; reading stopped at line "
+            f"{reader.line_num})",
+            row=number + 1,
+        ) from None
+    if forced and len(records[0][1]) < 2:
+        others = [s for s in SEPARATORS if s != sep and len(_first_record(text, s)) > 1]
+        hint = f"; the header splits with {_SEPARATOR_NAMES[others[0]]}" if others else ""
+        raise DataError(
+            source,
+            f"separator {_SEPARATOR_NAMES.get(sep, repr(sep))} gives a single column{hint}",
+            row=1,
+        )
+    width = len(records[0][1])
+    for number, record in records[1:]:
+        if len(record) != width:
+            position = min(len(record), width)
+            hint = f" (an unquoted {_SEPARATOR_NAMES.get(sep, repr(sep))} in a cell?)"
+            raise DataError(
+                source,
+                f"has {len(record)} fields but the header has {width}"
+                + (hint if len(record) > width else ""),
+                row=number,
+                position=position,
+            )
+    return records
+
+
+def _cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    return str(value)
+
+
+def _read_xlsx(source: Path, sheet: str | None) -> tuple[str, list[tuple[int, list[str]]]]:
+    from zipfile import BadZipFile
+
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(source, read_only=True, data_only=True)
+    except (BadZipFile, OSError, KeyError, ValueError) as error:
+        raise DataError(source, f"not a readable xlsx workbook ({error})") from None
+    try:
+        names = list(book.sheetnames)
+        name = names[0] if sheet is None else sheet
+        if name not in names:
+            listed = ", ".join(f"'{n}'" for n in names)
+            raise DataError(source, f"sheet '{name}' not found (the workbook has {listed})")
+        rows = [[_cell_text(v) for v in row] for row in book[name].iter_rows(values_only=True)]
+    finally:
+        book.close()
+    records = [(n, r) for n, r in enumerate(rows, start=1) if n == 1 or any(c.strip() for c in r)]
+    if not records or not any(c.strip() for c in records[0][1]):
+        raise DataError(source, f"sheet '{name}' is empty")
+    return name, records
+
+
+def _build_frame(
+    source: Path,
+    records: list[tuple[int, list[str]]],
+    aliases: Mapping[str, str] | None,
+    id_column: str | None,
+) -> pd.DataFrame:
+    header = records[0][1]
+    body = records[1:]
+    keep: list[int] = []
+    for position, name in enumerate(header):
+        if name.strip():
+            keep.append(position)
+        elif any(position < len(r) and r[position].strip() for _, r in body):
+            raise DataError(source, "the column has values but no header", row=1, position=position)
+    if not body:
+        raise DataError(source, "the header has no data rows below it", row=2)
+    names = canonical_headers([header[p] for p in keep], source=str(source), aliases=aliases)
+    data = {
+        name: [r[p] if p < len(r) else "" for _, r in body]
+        for name, p in zip(names, keep, strict=True)
+    }
+    frame = pd.DataFrame(data, index=pd.Index([n for n, _ in body], name="row"), dtype=object)
+    for name in names:
+        if name == id_column:
+            frame[name] = frame[name].str.strip()
+        if name not in CANONICAL_COLUMNS and name != id_column:
+            frame[name] = _maybe_numeric(frame[name])
+        if frame[name].dtype == object:
+            frame[name] = frame[name].astype(str)
+    return frame
+
+
+def _maybe_numeric(column: pd.Series) -> pd.Series:
+    filled = [v.strip() for v in column if v.strip()]
+    if not filled or any(_LEADING_ZERO.match(v) for v in filled):
+        return column
+    if not all(_NUMBER.fullmatch(v) for v in filled):
+        return column
+    stripped = column.str.strip().replace("", None)
+    if all(_INTEGER.fullmatch(v) for v in filled):
+        return stripped.astype("Int64")
+    return stripped.str.replace(",", ".", regex=False).astype("float64")
+
+
+__all__ = ["SEPARATORS", "Table", "column_letter", "read_table", "write_table"]

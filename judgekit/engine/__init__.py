@@ -1,0 +1,31 @@
+"""The judging engine: endpoint presets, a retrying client, a response store and ``judge()``."""
+
+from judgekit.engine.client import JudgeCallError, MissingAPIKeyError, OpenAIJudge
+from judgekit.engine.providers import GENERIC, PROVIDERS, ProviderPreset, get_provider
+from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
+from judgekit.engine.runner import MODES, RunPlan, ajudge, judge, register_mode
+from judgekit.engine.session import JudgeSession, JudgeSettings, OfflineStoreMissError
+from judgekit.engine.store import RequestKey, ResponseStore
+
+__all__ = [
+    "ALL_COLUMNS",
+    "EXTRA_COLUMNS",
+    "GENERIC",
+    "MODES",
+    "PROVIDERS",
+    "REASK_STATUSES",
+    "JudgeCallError",
+    "JudgeSession",
+    "JudgeSettings",
+    "MissingAPIKeyError",
+    "OfflineStoreMissError",
+    "OpenAIJudge",
+    "ProviderPreset",
+    "RequestKey",
+    "ResponseStore",
+    "RunPlan",
+    "ajudge",
+    "get_provider",
+    "judge",
+    "register_mode",
+]

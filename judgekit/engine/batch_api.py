@@ -1,0 +1,494 @@
+"""OpenAI Batch API mode: the same judgments table as ``judge()``, at batch prices.
+
+How it works, so that the table equals the online engine's on the same inputs:
+
+1. *Collect.* ``ajudge`` runs with the mode ``"batch_api_collect"``: every step is the online
+   engine's own (batching, rendering, request options, store keys, parsing, re-ask choice),
+   except that a request the store cannot answer is not sent; it is collected instead.
+2. *Submit.* The collected requests become one JSONL file (``custom_id`` = rubric / variant /
+   run / batch / attempt / store hash), which is uploaded and turned into a batch. The batch
+   ID is saved beside the store, so a rerun with the same inputs resumes polling it instead
+   of submitting again.
+3. *Wait, download, record.* The batch is polled (bounded, with backoff); each output line is
+   written into the response store under its request hash, each failed line as an error.
+4. Steps 1-3 repeat while replies lead to re-asks (or failed lines are retried, boundedly).
+5. *Table.* ``ajudge(..., offline=True)`` replays everything from the store: the table is
+   built by exactly the code that builds the online table.
+
+Batch replies carry ``latency_s = 0.0`` (the Batch API reports no per-request latency) and
+``http_attempts = 1``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import openai
+import pandas as pd
+from openai.types import Batch as SDKBatch
+from openai.types.chat import ChatCompletion
+
+from judgekit.data.atomic import atomic_write_text
+from judgekit.engine.client import _top_logprobs, _usage
+from judgekit.engine.rows import judge_items
+from judgekit.engine.runner import RunPlan, ajudge, register_mode
+from judgekit.engine.session import CallOutcome, JudgeSession
+from judgekit.engine.store import RequestKey, ResponseStore
+from judgekit.types import ChatReply, ChatRequest, Item, JudgeClient, Rubric
+
+logger = logging.getLogger(__name__)
+
+ENDPOINT: Final = "/v1/chat/completions"
+COLLECT_MODE = "batch_api_collect"
+TERMINAL_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+@dataclass(frozen=True)
+class PendingRequest:
+    """A request the store cannot answer, with where it sits in the study."""
+
+    key: RequestKey
+    batch_index: int
+
+    @property
+    def custom_id(self) -> str:
+        """``rubric/variant/run/batch/attempt/hash``: readable, unique, maps to the store key."""
+        key = self.key
+        return (
+            f"{key.rubric}/{key.variant}/run{key.run}/batch{self.batch_index}"
+            f"/attempt{key.attempt}/{key.hash}"
+        )
+
+
+@dataclass(frozen=True)
+class PollPolicy:
+    """How a batch is polled: interval grows by ``factor`` up to a cap; give up after a bound.
+
+    Attributes:
+        initial_s: First wait between polls.
+        factor: Growth of the wait after each poll.
+        max_interval_s: Longest wait between polls.
+        timeout_s: Stop waiting (the batch keeps running; rerun to resume) after this long.
+    """
+
+    initial_s: float = 2.0
+    factor: float = 1.5
+    max_interval_s: float = 60.0
+    timeout_s: float = 26 * 3600.0
+
+
+@dataclass
+class _Collector:
+    """Requests found missing during one collect pass (and hashes not to retry)."""
+
+    pending: dict[str, PendingRequest] = field(default_factory=dict)
+    give_up: set[str] = field(default_factory=set)
+
+
+_COLLECTOR: ContextVar[_Collector] = ContextVar("judgekit_batch_collector")
+
+
+@dataclass
+class _CollectingSession(JudgeSession):
+    """A session that replays from the store and collects (does not send) everything else."""
+
+    collector: _Collector = field(default_factory=_Collector)
+    batch_index: int = 0
+
+    async def call_or_replay(self, key: RequestKey) -> CallOutcome:
+        """Replay a stored reply; otherwise note the request and report it as deferred."""
+        request_hash = key.hash
+        stored = self.store.lookup(request_hash) if self.store is not None else None
+        if stored is not None and (
+            stored.reply is not None or request_hash in self.collector.give_up
+        ):
+            return CallOutcome(request_hash, stored.reply, stored.error, replayed=True)
+        self.collector.pending.setdefault(request_hash, PendingRequest(key, self.batch_index))
+        return CallOutcome(request_hash, None, "deferred to the Batch API", replayed=False)
+
+
+async def _collect_mode(session: JudgeSession, plan: RunPlan) -> list[dict[str, Any]]:
+    """Walk a run's batches like the online engine, collecting requests instead of sending."""
+    shared = {f.name: getattr(session, f.name) for f in dataclasses.fields(JudgeSession)}
+    rows: list[dict[str, Any]] = []
+    for batch in plan.batches:
+        collecting = _CollectingSession(
+            **shared, collector=_COLLECTOR.get(), batch_index=batch.index
+        )
+        rows += await judge_items(
+            collecting,
+            batch.items,
+            variant=plan.variant,
+            run=plan.run,
+            batch_index=batch.index,
+            batch_label=batch.label,
+        )
+    return rows
+
+
+register_mode(COLLECT_MODE, _collect_mode)
+
+
+def request_body(model: str, request: ChatRequest) -> dict[str, Any]:
+    """The JSON body ``OpenAIJudge.complete`` sends for ``request`` (``extra_body`` merged)."""
+    options = dict(request.options)
+    extra_body = options.pop("extra_body", None) or {}
+    return {
+        "model": model,
+        "messages": [dict(m) for m in request.messages],
+        **options,
+        **extra_body,
+    }
+
+
+def batch_lines(pending: Iterable[PendingRequest]) -> list[dict[str, Any]]:
+    """One Batch API input line per request, in a stable order."""
+    ordered = sorted(pending, key=lambda p: p.custom_id)
+    return [
+        {
+            "custom_id": p.custom_id,
+            "method": "POST",
+            "url": ENDPOINT,
+            "body": request_body(p.key.model, p.key.request),
+        }
+        for p in ordered
+    ]
+
+
+def write_batch_jsonl(pending: Iterable[PendingRequest], path: str | Path) -> Path:
+    """Write the Batch API input file for ``pending`` (atomically) and return its path."""
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in batch_lines(pending))
+    return atomic_write_text(path, text)
+
+
+def reply_from_result(line: Mapping[str, Any]) -> tuple[ChatReply | None, str | None]:
+    """Read one Batch API output/error line into (reply, None) or (None, error text)."""
+    response = line.get("response") or {}
+    status = response.get("status_code")
+    body = response.get("body") or {}
+    if line.get("error"):
+        error = line["error"]
+        return None, f"batch line error {error.get('code')}: {error.get('message')}"
+    if status != 200:
+        message = (body.get("error") or {}).get("message", "no message")
+        return None, f"batch line HTTP {status}: {message}"
+    completion = ChatCompletion.model_validate(body)
+    if not completion.choices:
+        return None, "batch line reply has no choices"
+    choice = completion.choices[0]
+    reply = ChatReply(
+        text=choice.message.content or "",
+        model=completion.model,
+        usage=_usage(completion),
+        latency_s=0.0,
+        finish_reason=choice.finish_reason,
+        request_id=response.get("request_id") or completion.id,
+        top_logprobs=_top_logprobs(choice),
+        http_attempts=1,
+    )
+    return reply, None
+
+
+class BatchState:
+    """Submitted, unfinished batches, saved beside the store as ``<store>.batches.json``.
+
+    Keyed by a fingerprint of the submitted requests, so the same inputs find their batch.
+    """
+
+    def __init__(self, store_path: Path) -> None:
+        self.path = store_path.with_name(store_path.name + ".batches.json")
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        if not self.path.is_file():
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ValueError(
+                f"{self.path}: not JSON ({error.msg}); delete it to resubmit"
+            ) from None
+        return dict(data)
+
+    def get(self, fingerprint: str) -> str | None:
+        """The batch ID submitted for these requests, if any."""
+        entry = self._read().get(fingerprint)
+        return str(entry["batch_id"]) if entry else None
+
+    def put(self, fingerprint: str, batch_id: str, requests: int) -> None:
+        """Remember a submitted batch."""
+        data = self._read()
+        data[fingerprint] = {"batch_id": batch_id, "requests": requests, "submitted": time.time()}
+        atomic_write_text(self.path, json.dumps(data, indent=1, sort_keys=True))
+
+    def drop(self, fingerprint: str) -> None:
+        """Forget a batch whose results are recorded."""
+        data = self._read()
+        if data.pop(fingerprint, None) is not None:
+            atomic_write_text(self.path, json.dumps(data, indent=1, sort_keys=True))
+
+
+def fingerprint(pending: Iterable[PendingRequest]) -> str:
+    """sha256 of the sorted custom IDs: the same requests give the same fingerprint."""
+    joined = "\n".join(sorted(p.custom_id for p in pending))
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+
+async def submit_batch(
+    sdk: openai.AsyncOpenAI,
+    pending: Sequence[PendingRequest],
+    *,
+    completion_window: str = "24h",
+    metadata: Mapping[str, str] | None = None,
+) -> str:
+    """Upload the requests as JSONL, create the batch, and return its ID."""
+    lines = batch_lines(pending)
+    data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
+    uploaded = await sdk.files.create(file=("judgekit_batch.jsonl", data), purpose="batch")
+    batch = await sdk.batches.create(
+        input_file_id=uploaded.id,
+        endpoint=ENDPOINT,
+        completion_window=completion_window,  # type: ignore[arg-type]
+        metadata=dict(metadata) if metadata else None,
+    )
+    return batch.id
+
+
+async def wait_for_batch(sdk: openai.AsyncOpenAI, batch_id: str, policy: PollPolicy) -> SDKBatch:
+    """Poll until the batch is completed, failed, expired or cancelled.
+
+    Raises:
+        TimeoutError: After ``policy.timeout_s``; the batch keeps running and a rerun resumes.
+    """
+    started = time.monotonic()
+    interval = policy.initial_s
+    while True:
+        batch = await sdk.batches.retrieve(batch_id)
+        if batch.status in TERMINAL_STATUSES:
+            return batch
+        if time.monotonic() - started + interval > policy.timeout_s:
+            raise TimeoutError(
+                f"batch {batch_id} still {batch.status} after {policy.timeout_s:.0f}s; "
+                "rerun with the same inputs to resume waiting"
+            )
+        await asyncio.sleep(interval)
+        interval = min(interval * policy.factor, policy.max_interval_s)
+
+
+async def download_results(sdk: openai.AsyncOpenAI, batch: SDKBatch) -> list[dict[str, Any]]:
+    """Every output and error line of a finished batch."""
+    lines: list[dict[str, Any]] = []
+    for file_id in (batch.output_file_id, batch.error_file_id):
+        if file_id:
+            content = await sdk.files.content(file_id)
+            lines += [json.loads(raw) for raw in content.text.splitlines() if raw.strip()]
+    return lines
+
+
+def record_results(
+    store: ResponseStore,
+    pending: Sequence[PendingRequest],
+    batch: SDKBatch,
+    lines: Sequence[Mapping[str, Any]],
+) -> tuple[int, int]:
+    """Write each line's reply (or error) into the store; returns (replies, errors).
+
+    A submitted request with no line in the results (expired or cancelled batch) is recorded
+    as an error naming the batch and its status.
+
+    Raises:
+        ValueError: If a line's ``custom_id`` is not one of the submitted requests.
+    """
+    by_id = {p.custom_id: p for p in pending}
+    answered: set[str] = set()
+    replies = errors = 0
+    for line in lines:
+        custom_id = str(line.get("custom_id"))
+        if custom_id not in by_id:
+            raise ValueError(f"batch {batch.id}: result for unknown custom_id {custom_id!r}")
+        answered.add(custom_id)
+        request_hash = by_id[custom_id].key.hash
+        reply, error = reply_from_result(line)
+        if reply is not None:
+            store.record_reply(request_hash, reply)
+            replies += 1
+        else:
+            store.record_error(request_hash, error or "batch line failed", 1)
+            errors += 1
+    for custom_id in sorted(set(by_id) - answered):
+        store.record_error(by_id[custom_id].key.hash, f"batch {batch.id} {batch.status}", 0)
+        errors += 1
+    return replies, errors
+
+
+def _sdk_for(client: JudgeClient, api_key: str | None) -> openai.AsyncOpenAI:
+    base_url = getattr(client, "base_url", None)
+    if base_url is None:
+        raise ValueError("pass sdk=openai.AsyncOpenAI(...) for a client without base_url")
+    preset = getattr(client, "preset", None)
+    key = (
+        api_key
+        or (os.environ.get(preset.api_key_env) if preset is not None else None)
+        or os.environ.get("OPENAI_API_KEY")
+        or "not-needed"
+    )
+    return openai.AsyncOpenAI(base_url=base_url, api_key=key)
+
+
+async def abatch_judge(
+    items: Sequence[Item],
+    rubric: Rubric,
+    client: JudgeClient,
+    *,
+    store: ResponseStore | str | Path,
+    sdk: openai.AsyncOpenAI | None = None,
+    api_key: str | None = None,
+    poll: PollPolicy = PollPolicy(),
+    max_line_retries: int = 2,
+    completion_window: str = "24h",
+    **judge_options: Any,
+) -> pd.DataFrame:
+    """Judge through the Batch API and return the table ``judge()`` would return.
+
+    Args:
+        items: What to judge.
+        rubric: The scoring instrument.
+        client: The judge (its model, structured mode and options shape the requests).
+        store: Response store (object or path); batch results are recorded in it and the
+            submitted batch IDs are kept beside it for resuming.
+        sdk: Client for the files and batches endpoints; by default one is built for
+            ``client.base_url`` with the key from ``api_key`` or the environment.
+        api_key: Key for the default ``sdk`` (never stored).
+        poll: Polling policy.
+        max_line_retries: How many more times a request whose batch line failed is submitted.
+        completion_window: Batch completion window.
+        **judge_options: The keyword arguments of :func:`judgekit.engine.judge` (runs,
+            variants, batch_size, max_reasks, temperature, seed, structured, logprobs, ...),
+            except ``store``, ``mode`` and ``offline``.
+
+    Returns:
+        The judgments table; ``attrs["batch_ids"]`` lists the batches used.
+
+    Raises:
+        ValueError: On a reserved option, or a batch the endpoint rejected as a whole.
+        TimeoutError: When a batch is not done within ``poll.timeout_s`` (rerun to resume).
+    """
+    reserved = sorted({"store", "mode", "offline"} & set(judge_options))
+    if reserved:
+        raise ValueError(f"abatch_judge sets {reserved} itself")
+    owns_store = not isinstance(store, ResponseStore)
+    opened = ResponseStore(store) if not isinstance(store, ResponseStore) else store
+    owns_sdk = sdk is None
+    sdk = sdk or _sdk_for(client, api_key)
+    state = BatchState(opened.path)
+    failures: dict[str, int] = {}
+    batch_ids: list[str] = []
+    collect_options = {**judge_options, "progress": False}
+    try:
+        max_rounds = (int(judge_options.get("max_reasks", 2)) + 1) * (max_line_retries + 1) + 1
+        for _round in range(max_rounds):
+            collector = _Collector(give_up={h for h, n in failures.items() if n > max_line_retries})
+            token = _COLLECTOR.set(collector)
+            try:
+                await ajudge(
+                    items, rubric, client, store=opened, mode=COLLECT_MODE, **collect_options
+                )
+            finally:
+                _COLLECTOR.reset(token)
+            pending = sorted(collector.pending.values(), key=lambda p: p.custom_id)
+            if not pending:
+                break
+            batch_ids.append(
+                await _run_one_batch(sdk, opened, state, pending, poll, completion_window)
+            )
+            for p in pending:
+                stored = opened.lookup(p.key.hash)
+                if stored is None or stored.reply is None:
+                    failures[p.key.hash] = failures.get(p.key.hash, 0) + 1
+        else:
+            raise RuntimeError("Batch API rounds did not settle; this is a bug in batch_api")
+        table = await ajudge(items, rubric, client, store=opened, offline=True, **collect_options)
+    finally:
+        if owns_sdk:
+            await sdk.close()
+        if owns_store:
+            opened.close()
+    table.attrs["batch_ids"] = batch_ids
+    return table
+
+
+async def _run_one_batch(
+    sdk: openai.AsyncOpenAI,
+    store: ResponseStore,
+    state: BatchState,
+    pending: Sequence[PendingRequest],
+    poll: PollPolicy,
+    completion_window: str,
+) -> str:
+    """Submit (or resume) one batch for ``pending``, wait for it, and record its results."""
+    digest = fingerprint(pending)
+    batch_id = state.get(digest)
+    if batch_id is not None:
+        try:
+            await sdk.batches.retrieve(batch_id)
+            logger.info("resuming batch %s (%d requests)", batch_id, len(pending))
+        except openai.NotFoundError:
+            logger.warning("saved batch %s is unknown to the endpoint; resubmitting", batch_id)
+            batch_id = None
+    if batch_id is None:
+        for p in pending:
+            store.record_request(p.key)
+        batch_id = await submit_batch(sdk, pending, completion_window=completion_window)
+        state.put(digest, batch_id, len(pending))
+        logger.info("submitted batch %s (%d requests)", batch_id, len(pending))
+    batch = await wait_for_batch(sdk, batch_id, poll)
+    if batch.status == "failed":
+        problems = "; ".join(
+            e.message or "" for e in (batch.errors.data if batch.errors else None) or []
+        )
+        state.drop(digest)
+        raise ValueError(f"batch {batch_id} was rejected: {problems or 'no reason given'}")
+    replies, errors = record_results(store, pending, batch, await download_results(sdk, batch))
+    state.drop(digest)
+    logger.info("batch %s %s: %d replies, %d errors", batch_id, batch.status, replies, errors)
+    return batch_id
+
+
+def batch_judge(
+    items: Sequence[Item],
+    rubric: Rubric,
+    client: JudgeClient,
+    *,
+    store: ResponseStore | str | Path,
+    sdk: openai.AsyncOpenAI | None = None,
+    api_key: str | None = None,
+    poll: PollPolicy = PollPolicy(),
+    max_line_retries: int = 2,
+    completion_window: str = "24h",
+    **judge_options: Any,
+) -> pd.DataFrame:
+    """Synchronous :func:`abatch_judge` (runs its own event loop; not inside a running loop)."""
+    return asyncio.run(
+        abatch_judge(
+            items,
+            rubric,
+            client,
+            store=store,
+            sdk=sdk,
+            api_key=api_key,
+            poll=poll,
+            max_line_retries=max_line_retries,
+            completion_window=completion_window,
+            **judge_options,
+        )
+    )

@@ -1,0 +1,367 @@
+"""``judge()``: score items with a rubric and a judge client into a tidy table.
+
+For every (variant, run) the items are cut into batches, each batch is rendered into one
+request (the run index goes into the store key, never into the prompt, so at temperature 0
+repeats are honest re-measurements), answered from the store or the judge, parsed, and its
+failed rows re-asked. How the batches of one run are sent is a *mode*: ``"independent"``
+sends each batch as its own conversation; other modes (e.g. one running conversation per run)
+register themselves with :func:`register_mode` and reuse the same steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import sys
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from judgekit.data import Batch, make_batches
+from judgekit.engine.estimate import CostEstimate, estimate_cost
+from judgekit.engine.rows import ALL_COLUMNS, judge_items
+from judgekit.engine.session import JudgeSession, JudgeSettings, describe_options
+from judgekit.engine.store import ResponseStore
+from judgekit.types import Item, JudgeClient, Rubric
+
+logger = logging.getLogger(__name__)
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """The batches of one (variant, run), in the order the judge will see them."""
+
+    variant: str
+    run: int
+    batches: tuple[Batch, ...]
+
+
+#: A judging mode: sends the batches of one run and returns their final rows in order.
+ModeRunner = Callable[[JudgeSession, RunPlan], Coroutine[Any, Any, list[Row]]]
+
+
+def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+async def run_independent(session: JudgeSession, plan: RunPlan) -> list[Row]:
+    """Send every batch of a run as its own request, concurrently (the client throttles)."""
+    async with asyncio.TaskGroup() as group:
+        tasks = [
+            group.create_task(
+                judge_items(
+                    session,
+                    batch.items,
+                    variant=plan.variant,
+                    run=plan.run,
+                    batch_index=batch.index,
+                    batch_label=batch.label,
+                )
+            )
+            for batch in plan.batches
+        ]
+    return [row for task in tasks for row in task.result()]
+
+
+MODES: dict[str, ModeRunner] = {"independent": run_independent}
+
+
+def register_mode(name: str, runner: ModeRunner) -> None:
+    """Make a judging mode available to ``judge(..., mode=name)``."""
+    MODES[name] = runner
+
+
+def order_items(items: Sequence[Item], run: int, shuffle_seed: int | None) -> list[Item]:
+    """The item order of one run: as given, or a seeded shuffle (same for every variant)."""
+    if shuffle_seed is None:
+        return list(items)
+    permutation = np.random.default_rng([shuffle_seed, run]).permutation(len(items))
+    return [items[int(index)] for index in permutation]
+
+
+def _check_inputs(
+    items: Sequence[Item],
+    rubric: Rubric,
+    client: JudgeClient,
+    *,
+    runs: int,
+    variants: Sequence[str],
+    batch_size: int | None,
+    max_reasks: int,
+    structured: bool | None,
+    logprobs: bool,
+    mode: str,
+    offline: bool,
+    store: object,
+) -> None:
+    if runs < 1:
+        raise ValueError(f"runs must be at least 1, got {runs}")
+    if max_reasks < 0:
+        raise ValueError(f"max_reasks must be >= 0, got {max_reasks}")
+    unknown = [v for v in variants if v not in rubric.variants]
+    if unknown or not variants:
+        raise ValueError(
+            f"rubric {rubric.name}: unknown variant(s) {unknown}; it has {rubric.variants}"
+        )
+    if not rubric.batched and batch_size not in (None, 1):
+        raise ValueError(f"rubric {rubric.name} judges one item per request, not {batch_size}")
+    if structured and client.structured_mode == "none":
+        raise ValueError(f"{client.model}: this endpoint has no structured mode (structured=True)")
+    if logprobs and not getattr(client, "supports_logprobs", True):
+        raise ValueError(f"{client.model}: this endpoint is not assumed to return logprobs")
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; available: {sorted(MODES)}")
+    if offline and store is None:
+        raise ValueError("offline=True needs a store to answer from")
+    required = getattr(rubric, "required_columns", rubric.input_columns)
+    for row, item in enumerate(items, start=1):
+        absent = [column for column in required if column not in item.fields]
+        if absent:
+            raise ValueError(f"item {item.id!r} (row {row}): missing column(s) {absent}")
+
+
+def _estimate(
+    session: JudgeSession, plans: Sequence[RunPlan], prices: Mapping[str, float] | None
+) -> CostEstimate:
+    first_asks = []
+    unsent = []
+    for plan in plans:
+        for batch in plan.batches:
+            request = session.build_request(
+                batch.items, variant=plan.variant, run=plan.run, batch_label=batch.label
+            )
+            first_asks.append((request, len(batch.items)))
+            key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
+            stored = session.store.lookup(key.hash) if session.store is not None else None
+            unsent.append(stored is None or (stored.reply is None and not session.settings.offline))
+    return estimate_cost(
+        first_asks,
+        unsent=unsent,
+        output_format=session.rubric.output_format,
+        max_tokens=session.settings.max_tokens,
+        model=session.model,
+        prices=prices,
+    )
+
+
+def _table(rows: list[Row]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=list(ALL_COLUMNS))
+    for column in ("score", "expected_score", "latency_s"):
+        frame[column] = frame[column].astype("float64")
+    for column in ("run", "attempt", "batch_index", "prompt_tokens", "completion_tokens"):
+        frame[column] = frame[column].astype("int64")
+    for column in ("cached_tokens", "http_attempts"):
+        frame[column] = frame[column].astype("int64")
+    frame["position"] = frame["position"].astype("Int64")
+    frame["structured"] = frame["structured"].astype(bool)
+    return frame
+
+
+async def ajudge(
+    items: Sequence[Item],
+    rubric: Rubric,
+    client: JudgeClient,
+    *,
+    runs: int = 1,
+    variants: Sequence[str] = ("base",),
+    batch_size: int | None = None,
+    store: ResponseStore | str | Path | None = None,
+    max_reasks: int = 2,
+    temperature: float = 0.0,
+    seed: int | None = 0,
+    seed_per_run: bool = False,
+    max_tokens: int | None = None,
+    structured: bool | None = None,
+    logprobs: bool = False,
+    top_logprobs: int = 20,
+    mode: str = "independent",
+    shuffle_seed: int | None = None,
+    progress: bool = True,
+    prices: Mapping[str, float] | None = None,
+    offline: bool = False,
+) -> pd.DataFrame:
+    """Async twin of :func:`judge` (same arguments, same table)."""
+    _check_inputs(
+        items,
+        rubric,
+        client,
+        runs=runs,
+        variants=variants,
+        batch_size=batch_size,
+        max_reasks=max_reasks,
+        structured=structured,
+        logprobs=logprobs,
+        mode=mode,
+        offline=offline,
+        store=store,
+    )
+    size = (batch_size or rubric.default_batch_size) if rubric.batched else 1
+    settings = JudgeSettings(
+        temperature=temperature,
+        seed=seed,
+        seed_per_run=seed_per_run,
+        max_tokens=max_tokens,
+        structured=client.structured_mode != "none" if structured is None else structured,
+        logprobs=logprobs,
+        top_logprobs=top_logprobs,
+        max_reasks=max_reasks,
+        offline=offline,
+    )
+    owns_store = isinstance(store, str | Path)
+    if isinstance(store, str | Path):
+        store = ResponseStore.open_readonly(store) if offline else ResponseStore(store)
+    plans = [
+        RunPlan(variant, run, tuple(make_batches(order_items(items, run, shuffle_seed), size)))
+        for variant in variants
+        for run in range(1, runs + 1)
+    ]
+    bar = tqdm(
+        total=len(items) * len(plans),
+        disable=not progress,
+        unit="item",
+        desc=f"{rubric.name} / {client.model}",
+    )
+
+    def advance(count: int) -> None:
+        bar.update(count)
+
+    session = JudgeSession(rubric, client, settings, store, on_items_done=advance)
+    try:
+        estimate = _estimate(session, plans, prices)
+        if progress:
+            options = describe_options(session.options([], 1))
+            print(f"{estimate.describe()} Options: {options}.", file=sys.stderr)
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(MODES[mode](session, plan)) for plan in plans]
+        except BaseExceptionGroup as group_error:
+            raise _first_error(group_error) from None
+    finally:
+        bar.close()
+        if owns_store and store is not None:
+            store.close()
+    table = _table([row for task in tasks for row in task.result()])
+    table.attrs.update(
+        api_calls=session.counters.api_calls,
+        replayed=session.counters.replayed,
+        failed_calls=session.counters.failed,
+        estimate=dataclasses.asdict(estimate),
+    )
+    logger.info(
+        "judged %d rows: %d API calls, %d replayed from the store, %d failed",
+        len(table),
+        session.counters.api_calls,
+        session.counters.replayed,
+        session.counters.failed,
+    )
+    return table
+
+
+def judge(
+    items: Sequence[Item],
+    rubric: Rubric,
+    client: JudgeClient,
+    *,
+    runs: int = 1,
+    variants: Sequence[str] = ("base",),
+    batch_size: int | None = None,
+    store: ResponseStore | str | Path | None = None,
+    max_reasks: int = 2,
+    temperature: float = 0.0,
+    seed: int | None = 0,
+    seed_per_run: bool = False,
+    max_tokens: int | None = None,
+    structured: bool | None = None,
+    logprobs: bool = False,
+    top_logprobs: int = 20,
+    mode: str = "independent",
+    shuffle_seed: int | None = None,
+    progress: bool = True,
+    prices: Mapping[str, float] | None = None,
+    offline: bool = False,
+) -> pd.DataFrame:
+    """Judge ``items`` with ``rubric`` on ``client`` and return the tidy judgments table.
+
+    Works in scripts and inside Jupyter (a running event loop is left alone: the work runs in a
+    worker thread with its own loop).
+
+    Args:
+        items: What to judge (unique IDs, with the rubric's input columns).
+        rubric: The scoring instrument.
+        client: The judge endpoint (e.g. :class:`judgekit.engine.OpenAIJudge`).
+        runs: Independent repeats of every request (distinct store entries, same prompt).
+        variants: Prompt variants of the rubric to run.
+        batch_size: Items per request (default: the rubric's; 1 for single-item rubrics).
+        store: A :class:`ResponseStore` or a path to one; replies are replayed from it.
+        max_reasks: Re-asks of missing/unparseable/out-of-range/duplicate rows per batch.
+        temperature: Sampling temperature.
+        seed: Seed, sent where the endpoint honours seeds (``None`` = never sent).
+        seed_per_run: Send ``seed + run - 1`` so runs differ on purpose.
+        max_tokens: Output cap (not sent when ``None``).
+        structured: Enforce the rubric's JSON schema; ``None`` = when the endpoint can.
+        logprobs: Ask for top logprobs and record a logprob-weighted ``expected_score`` on ok
+            rows (single-score formats and ``ID,score`` lines; the ``score`` is never
+            replaced; NaN where the score token cannot be resolved).
+        top_logprobs: Alternatives per token when ``logprobs`` is on.
+        mode: Judging mode (``"independent"``, or one added with :func:`register_mode`).
+        shuffle_seed: Shuffle the items per run with this seed (``None`` = table order).
+        progress: Show the estimate and a progress bar on stderr.
+        prices: USD per 1M tokens, ``{"input": ..., "output": ...}``, for the estimate.
+        offline: Answer only from the store; fail if a reply is missing.
+
+    Returns:
+        One row per (variant, run, item) with the final verdict, plus one row per foreign ID a
+        reply scored; columns :data:`judgekit.types.JUDGMENT_COLUMNS` then
+        :data:`judgekit.engine.rows.EXTRA_COLUMNS`. Token counts and latency are per request
+        (repeated on each row of a batch; deduplicate by ``request_hash`` before summing).
+        ``table.attrs`` holds ``api_calls``, ``replayed``, ``failed_calls`` and ``estimate``.
+
+    Raises:
+        ValueError: On inconsistent arguments or items lacking rubric columns.
+        judgekit.engine.OfflineStoreMissError: Offline, when a reply is not in the store.
+        judgekit.engine.JudgeCallError: When a failure ends the whole run (e.g. a bad key).
+    """
+    arguments = dict(
+        runs=runs,
+        variants=variants,
+        batch_size=batch_size,
+        store=store,
+        max_reasks=max_reasks,
+        temperature=temperature,
+        seed=seed,
+        seed_per_run=seed_per_run,
+        max_tokens=max_tokens,
+        structured=structured,
+        logprobs=logprobs,
+        top_logprobs=top_logprobs,
+        mode=mode,
+        shuffle_seed=shuffle_seed,
+        progress=progress,
+        prices=prices,
+        offline=offline,
+    )
+
+    async def judge_then_close() -> pd.DataFrame:
+        try:
+            return await ajudge(items, rubric, client, **arguments)  # type: ignore[arg-type]
+        finally:
+            close = getattr(client, "aclose", None)
+            if close is not None:
+                await close()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(judge_then_close())
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgekit") as pool:
+        return pool.submit(asyncio.run, judge_then_close()).result()

@@ -1,0 +1,189 @@
+"""The reusable steps of a judging run: render a batch into a request, then call or replay it.
+
+A :class:`JudgeSession` holds what every step of one ``judge()`` call shares (rubric, client,
+store, settings, counters). Judging modes (independent batches, a running conversation) are
+built from :meth:`JudgeSession.build_request`, :meth:`JudgeSession.call_or_replay` and the row
+builders in :mod:`judgekit.engine.rows`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from judgekit.engine.client import JudgeCallError
+from judgekit.engine.providers import structured_options
+from judgekit.engine.store import RequestKey, ResponseStore
+from judgekit.types import ChatReply, ChatRequest, Item, JudgeClient, Rubric
+
+logger = logging.getLogger(__name__)
+
+
+class OfflineStoreMissError(LookupError):
+    """An offline run needed a reply the store does not hold."""
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """Generation and control options shared by every request of one run.
+
+    Attributes:
+        temperature: Sampling temperature (sent always).
+        seed: Seed sent when the endpoint honours seeds (``None`` = never sent).
+        seed_per_run: Send ``seed + run - 1`` instead of the same seed for every run.
+        max_tokens: Output cap, sent under the endpoint's parameter name (``None`` = not sent).
+        structured: Render the JSON form and enforce the rubric's schema.
+        logprobs: Ask for ``top_logprobs`` alternatives per generated token.
+        top_logprobs: How many alternatives to ask for.
+        max_reasks: How many times failed rows of a batch are asked again.
+        offline: Answer only from the store.
+    """
+
+    temperature: float = 0.0
+    seed: int | None = 0
+    seed_per_run: bool = False
+    max_tokens: int | None = None
+    structured: bool = False
+    logprobs: bool = False
+    top_logprobs: int = 20
+    max_reasks: int = 2
+    offline: bool = False
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What one request produced: a reply, or the error that ended it.
+
+    Attributes:
+        request_hash: The store key of the request.
+        reply: The reply, if the call succeeded.
+        error: The final error text, if it failed.
+        replayed: True when the answer came from the store (no API call).
+    """
+
+    request_hash: str
+    reply: ChatReply | None
+    error: str | None
+    replayed: bool
+
+
+@dataclass
+class CallCounters:
+    """How a run's requests were answered."""
+
+    api_calls: int = 0
+    replayed: int = 0
+    failed: int = 0
+
+
+@dataclass
+class JudgeSession:
+    """Shared state of one ``judge()`` call.
+
+    Attributes:
+        rubric: The rubric rendering and parsing every batch.
+        client: The judge endpoint (unused for calls when ``settings.offline``).
+        settings: Generation and control options.
+        store: Response store, or ``None`` to keep nothing.
+        counters: Calls made, replayed and failed so far.
+        on_items_done: Called with a number of items whenever a batch is final.
+    """
+
+    rubric: Rubric
+    client: JudgeClient
+    settings: JudgeSettings
+    store: ResponseStore | None = None
+    counters: CallCounters = field(default_factory=CallCounters)
+    on_items_done: Callable[[int], None] = lambda _count: None
+
+    @property
+    def model(self) -> str:
+        """The judge model's name."""
+        return self.client.model
+
+    def options(self, item_ids: Sequence[str], run: int) -> dict[str, Any]:
+        """Every generation option for one request, exactly as it will be sent and recorded."""
+        settings = self.settings
+        options: dict[str, Any] = {"temperature": settings.temperature}
+        if settings.seed is not None and getattr(self.client, "supports_seed", True):
+            options["seed"] = settings.seed + (run - 1 if settings.seed_per_run else 0)
+        if settings.max_tokens is not None:
+            options[getattr(self.client, "max_tokens_param", "max_tokens")] = settings.max_tokens
+        if settings.structured:
+            schema = self.rubric.response_schema(item_ids)
+            name = f"{self.rubric.name}_reply"[:64]
+            options.update(structured_options(self.client.structured_mode, schema, name))
+        if settings.logprobs:
+            options["logprobs"] = True
+            options["top_logprobs"] = settings.top_logprobs
+        return options
+
+    def build_request(
+        self, items: Sequence[Item], *, variant: str, run: int, batch_label: str
+    ) -> ChatRequest:
+        """Render one batch into the request that will be sent (the run is not in the prompt)."""
+        messages = self.rubric.render(
+            items, variant=variant, structured=self.settings.structured, batch_label=batch_label
+        )
+        options = self.options([item.id for item in items], run)
+        return ChatRequest(messages=tuple(messages), options=options)
+
+    def request_key(
+        self, request: ChatRequest, *, variant: str, run: int, attempt: int
+    ) -> RequestKey:
+        """The store key of a request (model, rubric, variant, run and attempt included)."""
+        return RequestKey(
+            model=self.model,
+            rubric=self.rubric.name,
+            variant=variant,
+            run=run,
+            attempt=attempt,
+            request=request,
+        )
+
+    async def call_or_replay(self, key: RequestKey) -> CallOutcome:
+        """Answer a request from the store if it was answered before, else call the judge.
+
+        Online, a stored failure is retried; offline, it is replayed as the failure it was.
+
+        Raises:
+            OfflineStoreMissError: Offline, when the store has no answer for the request.
+            JudgeCallError: When the failure is fatal for the whole run (bad key, no model).
+        """
+        request_hash = key.hash
+        stored = self.store.lookup(request_hash) if self.store is not None else None
+        if stored is not None and (stored.reply is not None or self.settings.offline):
+            self.counters.replayed += 1
+            return CallOutcome(request_hash, stored.reply, stored.error, replayed=True)
+        if self.settings.offline:
+            where = f"the store at {self.store.path}" if self.store is not None else "no store"
+            raise OfflineStoreMissError(
+                f"offline run: no stored reply for rubric {key.rubric!r}, variant "
+                f"{key.variant!r}, model {key.model!r}, run {key.run}, attempt {key.attempt} "
+                f"(request {request_hash[:12]}; {where}). Re-run online to fill the store."
+            )
+        if self.store is not None:
+            self.store.record_request(key)
+        self.counters.api_calls += 1
+        try:
+            reply = await self.client.complete(key.request)
+        except JudgeCallError as error:
+            if error.fatal:
+                raise
+            self.counters.failed += 1
+            if self.store is not None:
+                self.store.record_error(request_hash, error.last_error, error.attempts)
+            return CallOutcome(request_hash, None, str(error), replayed=False)
+        if self.store is not None:
+            self.store.record_reply(request_hash, reply)
+        return CallOutcome(request_hash, reply, None, replayed=False)
+
+
+def describe_options(options: Mapping[str, Any]) -> str:
+    """Short human-readable summary of request options (for logs; schemas elided)."""
+    shown = {k: v for k, v in options.items() if k not in ("response_format", "extra_body")}
+    if len(shown) != len(options):
+        shown["schema"] = "enforced"
+    return ", ".join(f"{k}={v}" for k, v in shown.items())

@@ -1,0 +1,196 @@
+"""The default judge: a remote endpoint when one is configured, else the local llama.cpp model.
+
+:func:`default_judge_client` is what the CLI, the demo and the notebooks call. With neither
+``OPENAI_API_KEY`` nor ``OPENAI_BASE_URL`` set (and no endpoint passed in) it starts the local
+server, says so in one line on stderr, and yields an :class:`~judgekit.engine.OpenAIJudge`
+pointed at it; the server stops when the ``with`` block ends. The bundled SmolLM2-135M proves
+that the pipeline works end to end; it is far too small to be a research-grade judge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from judgekit.local.server import (
+    DEFAULT_N_CTX,
+    SMOLLM2_FILE,
+    LocalJudgeServer,
+    LocalServerConfig,
+    LocalServerError,
+)
+
+#: Names the remote judge model when ``default_judge_client`` is given none.
+JUDGE_MODEL_ENV = "JUDGEKIT_JUDGE_MODEL"
+#: Environment variables whose presence means "a remote endpoint is configured".
+REMOTE_ENV_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+#: The local server answers one request at a time; long batches queue behind each other.
+LOCAL_CLIENT_DEFAULTS: dict[str, Any] = {"max_concurrency": 1, "timeout_s": 900.0, "max_retries": 2}
+
+
+def remote_endpoint_configured(base_url: str | None = None, provider: str | None = None) -> bool:
+    """Whether the caller or the environment names an endpoint other than the local model."""
+    return bool(base_url or provider or any(os.environ.get(name) for name in REMOTE_ENV_VARS))
+
+
+def local_model_label(server: LocalJudgeServer) -> str:
+    """A short human name for the served model (``SmolLM2-135M`` for the bundled one)."""
+    if server.model_path is not None and server.model_path.name == SMOLLM2_FILE:
+        return "SmolLM2-135M"
+    return server.model_path.stem if server.model_path is not None else server.model_alias
+
+
+def local_judge_client(server: LocalJudgeServer, **client_options: Any) -> Any:
+    """Build an :class:`~judgekit.engine.OpenAIJudge` for a running local server.
+
+    The ``llamacpp`` preset is used (schema-constrained ``json_object`` replies). Logprobs are
+    only claimed when the server keeps them (``LocalServerConfig.logprobs``).
+
+    Args:
+        server: A started :class:`LocalJudgeServer`.
+        **client_options: ``OpenAIJudge`` keywords overriding :data:`LOCAL_CLIENT_DEFAULTS`.
+    """
+    from judgekit.engine import OpenAIJudge, get_provider
+
+    preset = replace(
+        get_provider("llamacpp"),
+        base_url=server.base_url,
+        supports_logprobs=server.settings.logprobs,
+        notes="judgekit's local llama-cpp-python server (judgekit.local).",
+    )
+    options = {**LOCAL_CLIENT_DEFAULTS, **client_options}
+    return OpenAIJudge(server.model_alias, base_url=server.base_url, preset=preset, **options)
+
+
+@contextlib.contextmanager
+def default_judge_client(
+    model: str | None = None,
+    *,
+    base_url: str | None = None,
+    provider: str | None = None,
+    server_settings: LocalServerConfig | None = None,
+    log_dir: Path | None = None,
+    notice_stream: TextIO | None = None,
+    **client_options: Any,
+) -> Iterator[Any]:
+    """Yield the judge client to use, starting (and later stopping) the local server if needed.
+
+    Remote when ``base_url`` or ``provider`` is given or ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``
+    is set: the client is built from the environment by :class:`~judgekit.engine.OpenAIJudge`
+    (keys are read there and never stored). Otherwise local: the llama.cpp server is started
+    and one line on stderr says which model judges and where.
+
+    Args:
+        model: Remote model name; defaults to ``JUDGEKIT_JUDGE_MODEL``. Ignored when local (the
+            served model is recorded under its alias).
+        base_url: Remote endpoint.
+        provider: Remote provider preset name (``"openai"``, ``"vllm"``, ``"ollama"``, ...).
+        server_settings: Local server configuration.
+        log_dir: Folder for the local server's log (e.g. the run folder).
+        notice_stream: Where the one-line local-judge notice goes (default: stderr).
+        **client_options: More ``OpenAIJudge`` keywords (concurrency, timeouts, ...).
+
+    Yields:
+        A :class:`judgekit.types.JudgeClient`.
+
+    Raises:
+        ValueError: Remote without a model name.
+        LocalJudgeUnavailable: Local, but the ``local`` extra or the model is missing.
+        LocalServerError: Local, but the server did not start.
+    """
+    if remote_endpoint_configured(base_url, provider):
+        from judgekit.engine import OpenAIJudge
+
+        name = model or os.environ.get(JUDGE_MODEL_ENV)
+        if not name:
+            raise ValueError(f"no judge model: pass model=... or set {JUDGE_MODEL_ENV}")
+        yield OpenAIJudge(name, base_url=base_url, provider=provider, **client_options)
+        return
+    settings = server_settings or LocalServerConfig()
+    if log_dir is not None:
+        settings = replace(settings, log_dir=log_dir)
+    with LocalJudgeServer(settings) as server:
+        print(
+            "No OPENAI_API_KEY/OPENAI_BASE_URL: judging with the local "
+            f"{local_model_label(server)} (plumbing check, not a research-grade judge) "
+            f"at {server.base_url}",
+            file=notice_stream or sys.stderr,
+            flush=True,
+        )
+        yield local_judge_client(server, **client_options)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def serve_local_command(
+    port: int | None = None,
+    *,
+    model_path: Path | None = None,
+    n_ctx: int = DEFAULT_N_CTX,
+    n_threads: int | None = None,
+    logprobs: bool = False,
+    log_dir: Path | None = None,
+    out: TextIO | None = None,
+) -> None:
+    """Run the local judge server in the foreground until Ctrl-C (``judgekit serve-local``).
+
+    Args:
+        port: TCP port on 127.0.0.1 (default: a free one).
+        model_path: GGUF file (default: ``JUDGEKIT_LOCAL_MODEL``, then the bundled SmolLM2).
+        n_ctx: Context window in tokens.
+        n_threads: CPU threads (default: all cores).
+        logprobs: Keep logits so replies can carry logprobs (uses much more memory).
+        log_dir: Folder for the server log (default: ``runs/local-judge/``).
+        out: Where the connection details are printed (default: stdout).
+
+    Raises:
+        LocalJudgeUnavailable: If the ``local`` extra or the model is missing.
+        LocalServerError: If the server fails to start or dies while serving.
+    """
+    stream = out or sys.stdout
+    settings = LocalServerConfig(
+        model_path=model_path,
+        port=port,
+        n_ctx=n_ctx,
+        n_threads=n_threads,
+        logprobs=logprobs,
+        log_dir=log_dir,
+    )
+    previous_handler = None
+    if threading.current_thread() is threading.main_thread():
+        previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with LocalJudgeServer(settings) as server:
+            print(
+                f"Local judge {local_model_label(server)} (plumbing check, not a research-grade "
+                f"judge) serving at {server.base_url}\n"
+                f"  base URL: {server.base_url}\n"
+                f"  model:    {server.model_alias}\n"
+                "  provider: llamacpp (replies constrained by JSON-schema grammars)\n"
+                f"  log:      {server.log_path}\n"
+                "Press Ctrl-C to stop.",
+                file=stream,
+                flush=True,
+            )
+            while server.is_running():
+                time.sleep(0.5)
+            raise LocalServerError(
+                f"the local judge server stopped unexpectedly (log: {server.log_path}):\n"
+                f"{server.log_tail()}"
+            )
+    except KeyboardInterrupt:
+        print("Local judge stopped.", file=stream, flush=True)
+    finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGTERM, previous_handler)

@@ -1,0 +1,227 @@
+"""Helpers shared by the reply parsers: clean-up, JSON extraction, truncation, scale checks."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from judgekit.parsing.tolerances import ToleranceLog
+from judgekit.types import ItemVerdict, Scale, Status
+
+TRUNCATION_HINT = (
+    "the reply looks truncated (an unclosed JSON object or code fence) — raise max_tokens"
+)
+
+#: A signed decimal number as judges write scores; "−" (U+2212) is folded to "-" beforehand.
+NUMBER_PATTERN = r"[+-]?\d+(?:\.\d+)?"
+
+_FENCE = "```"
+
+
+def clean_text(text: str, log: ToleranceLog) -> str:
+    """Remove a leading BOM and unify line endings, recording what was changed."""
+    if text.startswith("\ufeff"):
+        log.add("bom")
+        text = text.lstrip("\ufeff")
+    if "\r" in text:
+        log.add("crlf")
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\u2212", "-")
+
+
+def has_unclosed_fence(text: str) -> bool:
+    """Whether a ``` code fence is opened but never closed."""
+    return text.count(_FENCE) % 2 == 1
+
+
+def has_unclosed_json(text: str) -> bool:
+    """Whether the text opens a JSON object or string that it never closes."""
+    start = text.find("{")
+    if start < 0:
+        return False
+    depth = 0
+    in_string = False
+    escaped = False
+    for char in text[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth = max(0, depth - 1)
+    return in_string or depth > 0
+
+
+def looks_truncated(text: str) -> bool:
+    """Whether the reply looks cut off (the usual result of a too small ``max_tokens``)."""
+    return has_unclosed_fence(text) or has_unclosed_json(text)
+
+
+@dataclass(frozen=True)
+class JsonValue:
+    """One JSON value found in a reply, with its character span."""
+
+    value: Any
+    start: int
+    end: int
+
+
+def find_json_values(text: str) -> list[JsonValue]:
+    """Decode every top-level JSON object or array embedded in ``text``, left to right."""
+    decoder = json.JSONDecoder()
+    found: list[JsonValue] = []
+    position = 0
+    while True:
+        starts = [i for i in (text.find("{", position), text.find("[", position)) if i >= 0]
+        if not starts:
+            return found
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            position = start + 1
+            continue
+        found.append(JsonValue(value, start, end))
+        position = end
+
+
+def find_python_dicts(text: str) -> list[JsonValue]:
+    """Flat ``{...}`` spans that are Python literals but not JSON (``{'rating': 7}``)."""
+    found = []
+    for match in re.finditer(r"\{[^{}]*\}", text):
+        try:
+            value = ast.literal_eval(match.group(0))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            found.append(JsonValue(value, match.start(), match.end()))
+    return found
+
+
+def note_json_surroundings(text: str, used: Sequence[JsonValue], log: ToleranceLog) -> None:
+    """Record fences and prose around the JSON values that were used."""
+    outside = text
+    for found in sorted(used, key=lambda v: v.start, reverse=True):
+        outside = outside[: found.start] + outside[found.end :]
+    if _FENCE in outside:
+        log.add("markdown_fence")
+        outside = re.sub(r"```[A-Za-z0-9_+-]*", "", outside)
+    if outside.strip():
+        log.add("prose_around_json")
+
+
+def json_number(value: Any, log: ToleranceLog) -> float | None:
+    """Read a JSON score: a number, or a string holding one; anything else gives None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float):
+        if value.is_integer():
+            log.add("decimal_notation")
+        return value
+    if isinstance(value, str) and re.fullmatch(NUMBER_PATTERN, value.strip()):
+        log.add("score_as_string")
+        return text_number(value.strip(), log)
+    return None
+
+
+def text_number(token: str, log: ToleranceLog) -> float:
+    """Read a score written in text (it must already match :data:`NUMBER_PATTERN`)."""
+    value = float(token)
+    if "." in token and value.is_integer():
+        log.add("decimal_notation")
+    return value
+
+
+def describe_value(value: float) -> int | float:
+    """Show a whole number without a trailing ``.0``."""
+    return int(value) if value.is_integer() else value
+
+
+def scale_text(scale: Scale) -> str:
+    """The scale in words, e.g. ``0, 3, 5; abstain -1``."""
+    allowed = ", ".join(str(v) for v in scale.allowed)
+    if scale.abstain:
+        return f"{allowed}; abstain {', '.join(str(v) for v in scale.abstain)}"
+    return allowed
+
+
+def verdict_for_value(
+    item_id: str,
+    value: float,
+    scale: Scale,
+    *,
+    raw: str,
+    judge_reason: str = "",
+    out_of: int | None = None,
+    log: ToleranceLog,
+) -> ItemVerdict:
+    """Turn one number the judge gave for an item into a verdict.
+
+    Args:
+        item_id: The expected ID the number belongs to.
+        value: The number as written.
+        scale: The rubric's scale; only its allowed values are scores.
+        raw: The reply fragment the number came from.
+        judge_reason: The judge's own explanation, if it gave one.
+        out_of: The denominator when the judge wrote a fraction such as ``4/4``.
+        log: Where the tolerance for an accepted fraction is recorded.
+    """
+    shown = describe_value(value)
+    if out_of is not None and out_of != scale.maximum:
+        return ItemVerdict.unscored(
+            item_id,
+            Status.OUT_OF_RANGE,
+            f"the judge wrote {shown}/{out_of}, but the scale's maximum is {scale.maximum}",
+            raw,
+            value=shown,
+            out_of=out_of,
+        )
+    if value.is_integer() and int(value) in scale.allowed:
+        if out_of is not None:
+            log.add("score_out_of_max")
+        return ItemVerdict(item_id, Status.OK, float(value), judge_reason, raw)
+    if value.is_integer() and int(value) in scale.abstain:
+        reason = judge_reason or f"the judge abstained with {int(value)} (cannot judge this item)"
+        return ItemVerdict.unscored(item_id, Status.ABSTAIN, reason, raw, abstain_value=int(value))
+    details: dict[str, Any] = {"value": shown}
+    if judge_reason:
+        details["judge_reason"] = judge_reason
+    return ItemVerdict.unscored(
+        item_id,
+        Status.OUT_OF_RANGE,
+        f"{shown} is not on the rubric's scale ({scale_text(scale)})",
+        raw,
+        **details,
+    )
+
+
+def unparseable_reason(text: str, expected: str) -> str:
+    """Explain, for a researcher, why nothing usable was found in a reply."""
+    if not text.strip():
+        return "the reply is empty"
+    if looks_truncated(text):
+        return f"no complete {expected} found: {TRUNCATION_HINT}"
+    snippet = " ".join(text.split())
+    if len(snippet) > 120:
+        snippet = snippet[:117] + "..."
+    return f"no {expected} found in the reply (it begins: {snippet!r})"
+
+
+def single_item_id(item_ids: Sequence[str], output_format: str) -> str:
+    """The one ID a single-item format judges; any other count is a caller error."""
+    if len(item_ids) != 1:
+        raise ValueError(f"{output_format} judges one item per reply, got {len(item_ids)} IDs")
+    return item_ids[0]

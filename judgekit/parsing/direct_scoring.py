@@ -1,0 +1,173 @@
+"""Parser for single-item direct-scoring replies (seed 003): criteria plus a weighted overall.
+
+The reply is checked against the rubric's criteria before its overall score is trusted:
+every criterion exactly once, each score a whole number within the criterion's range and not
+above the reported ``maxScore``, ``maxScore`` equal to the criterion's maximum, and
+``overallScore`` equal to the weight-normalised mean of the criterion scores within
+:data:`OVERALL_TOLERANCE`. Any failure gives INCONSISTENT with every problem listed; the
+item's score is the judge's own ``overallScore`` only when all checks pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from judgekit.parsing.common import (
+    clean_text,
+    describe_value,
+    find_json_values,
+    json_number,
+    note_json_surroundings,
+    single_item_id,
+    unparseable_reason,
+)
+from judgekit.parsing.tolerances import ToleranceLog
+from judgekit.types import Criterion, ItemVerdict, ParsedReply, Status
+
+#: Largest accepted gap between the reported and the recomputed overall score.
+OVERALL_TOLERANCE = 0.05
+
+
+def parse_direct_scoring(
+    text: str, item_ids: Sequence[str], criteria: Sequence[Criterion]
+) -> ParsedReply:
+    """Read and cross-check a direct-scoring JSON reply for one item."""
+    item_id = single_item_id(item_ids, "direct_scoring_json")
+    if not criteria:
+        raise ValueError("direct_scoring_json needs the rubric's criteria to check the reply")
+    if sum(c.weight for c in criteria) <= 0:
+        raise ValueError("the criteria weights must add up to more than 0")
+    log = ToleranceLog()
+    text = clean_text(text, log)
+    found = [
+        v
+        for v in find_json_values(text)
+        if isinstance(v.value, dict) and isinstance(v.value.get("scores"), list)
+    ]
+    if not found:
+        reason = unparseable_reason(text, "JSON object with 'scores'")
+        verdict = ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, text)
+        return ParsedReply((verdict,), log.as_tuple())
+    note_json_surroundings(text, found, log)
+    raw = "\n".join(text[v.start : v.end] for v in found)
+    if len({json.dumps(v.value, sort_keys=True) for v in found}) > 1:
+        verdict = ItemVerdict.unscored(
+            item_id,
+            Status.DUPLICATE,
+            f"the reply holds {len(found)} different evaluations",
+            raw,
+        )
+        return ParsedReply((verdict,), log.as_tuple())
+    answer: dict[str, Any] = found[-1].value
+    problems: list[str] = []
+    per_criterion = _criterion_records(answer["scores"], criteria, problems, log)
+    # a weighted mean is naturally fractional, so only a string overall is a leniency here
+    reported = answer.get("overallScore")
+    overall = json_number(reported, log if isinstance(reported, str) else ToleranceLog())
+    recomputed = _weighted_mean(per_criterion, criteria)
+    if overall is None:
+        problems.append("overallScore is missing or not a number")
+    elif recomputed is not None and abs(overall - recomputed) > OVERALL_TOLERANCE:
+        problems.append(
+            f"overallScore {describe_value(overall)} differs from the weighted mean of the "
+            f"criterion scores, {recomputed:.3f}"
+        )
+    summary = answer.get("summary")
+    details: dict[str, Any] = {
+        "criteria": per_criterion,
+        "overall_reported": overall,
+        "overall_recomputed": recomputed,
+        "summary": summary if isinstance(summary, dict) else {},
+    }
+    if problems or overall is None:
+        details["problems"] = problems
+        verdict = ItemVerdict.unscored(
+            item_id, Status.INCONSISTENT, "; ".join(problems), raw, **details
+        )
+        return ParsedReply((verdict,), log.as_tuple())
+    assessment = details["summary"].get("assessment", "")
+    reason = assessment.strip() if isinstance(assessment, str) else ""
+    verdict = ItemVerdict(item_id, Status.OK, overall, reason, raw, details)
+    return ParsedReply((verdict,), log.as_tuple())
+
+
+def _criterion_records(
+    entries: list[Any],
+    criteria: Sequence[Criterion],
+    problems: list[str],
+    log: ToleranceLog,
+) -> dict[str, dict[str, Any]]:
+    """Check each per-criterion record; problems are appended, records returned by name."""
+    by_name = {c.name: c for c in criteria}
+    by_folded = {" ".join(c.name.split()).casefold(): c for c in criteria}
+    records: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        name = entry.get("criterion") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not isinstance(name, str):
+            problems.append("a scores entry has no criterion name")
+            continue
+        criterion = by_name.get(name.strip())
+        if criterion is None:
+            criterion = by_folded.get(" ".join(name.split()).casefold())
+            if criterion is not None:
+                log.add("criterion_name_case")
+        if criterion is None:
+            problems.append(f"unknown criterion {name!r}")
+            continue
+        if criterion.name in records:
+            problems.append(f"criterion {criterion.name!r} is scored more than once")
+            continue
+        records[criterion.name] = _check_entry(entry, criterion, problems, log)
+    problems.extend(f"criterion {c.name!r} is missing" for c in criteria if c.name not in records)
+    return records
+
+
+def _check_entry(
+    entry: dict[str, Any], criterion: Criterion, problems: list[str], log: ToleranceLog
+) -> dict[str, Any]:
+    """Check one criterion's score and maxScore; return what the judge said about it."""
+    score = json_number(entry.get("score"), log)
+    label = f"criterion {criterion.name!r}"
+    if score is None:
+        problems.append(f"{label} has no numeric score")
+    elif not score.is_integer():
+        problems.append(f"{label} score {score} is not a whole number")
+    elif not criterion.min_score <= score <= criterion.max_score:
+        problems.append(
+            f"{label} score {describe_value(score)} is outside its scale "
+            f"{criterion.min_score}-{criterion.max_score}"
+        )
+    reported_max = json_number(entry.get("maxScore"), log)
+    if "maxScore" not in entry:
+        log.add("missing_max_score")
+    elif reported_max is None or reported_max != criterion.max_score:
+        problems.append(
+            f"{label} reports maxScore {entry.get('maxScore')!r}, "
+            f"but its scale ends at {criterion.max_score}"
+        )
+    if score is not None and reported_max is not None and score > reported_max:
+        problems.append(f"{label} score {describe_value(score)} is above its maxScore")
+    return {
+        "score": score,
+        "weight": criterion.weight,
+        "max_score": criterion.max_score,
+        "reported_max_score": reported_max,
+        "evidence": entry.get("evidence", []),
+        "justification": entry.get("justification", ""),
+        "improvement": entry.get("improvement", ""),
+    }
+
+
+def _weighted_mean(
+    records: dict[str, dict[str, Any]], criteria: Sequence[Criterion]
+) -> float | None:
+    """sum(w_i * s_i) / sum(w_i) over all criteria, or None if any score is absent."""
+    weighted = 0.0
+    for criterion in criteria:
+        score = records.get(criterion.name, {}).get("score")
+        if score is None:
+            return None
+        weighted += criterion.weight * score
+    return weighted / sum(c.weight for c in criteria)

@@ -1,0 +1,62 @@
+"""Write a figure as PDF and 300-dpi PNG, atomically, with scrubbed metadata."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+from judgekit import config
+
+#: The only authorship either file carries; no user names, paths or library banners.
+PDF_METADATA: dict[str, str | None] = {
+    "Creator": "judgekit",
+    "Producer": None,
+    "CreationDate": None,  # no timestamp: identical figures give identical files
+}
+PNG_METADATA: dict[str, str] = {"Software": "judgekit"}
+
+
+def save_figure(fig: Figure, name: str, *, folder: Path | None = None) -> tuple[Path, Path]:
+    """Save ``fig`` as ``<folder>/<name>.pdf`` and ``<folder>/<name>.png`` (300 dpi).
+
+    Each file is written to a temporary sibling first and moved into place, so a reader never
+    sees a half-written figure and an interrupted save leaves the previous version intact.
+
+    Args:
+        fig: The figure to save.
+        name: File stem; letters, digits, ``-``, ``_`` and ``.`` only.
+        folder: Output folder (created if missing); default ``config.FIGURES_DIR``.
+
+    Returns:
+        ``(pdf_path, png_path)``.
+
+    Raises:
+        ValueError: If ``name`` is empty or would leave ``folder``.
+    """
+    if not name or any(not (ch.isalnum() or ch in "-_.") for ch in name) or name.startswith("."):
+        raise ValueError(f"figure name {name!r} must be a plain file stem (letters, digits, -_.)")
+    target = Path(config.FIGURES_DIR if folder is None else folder)
+    target.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt, metadata in (("pdf", PDF_METADATA), ("png", PNG_METADATA)):
+        final = target / f"{name}.{fmt}"
+        handle, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=f".{fmt}", dir=target)
+        os.close(handle)
+        try:
+            fig.savefig(tmp_name, format=fmt, dpi=300, metadata=metadata)
+            os.replace(tmp_name, final)
+        finally:
+            if os.path.exists(tmp_name):
+                os.unlink(tmp_name)
+        paths.append(final)
+    return paths[0], paths[1]
+
+
+def figure_name(*parts: object) -> str:
+    """Join ``parts`` into a safe figure file stem (other characters become ``_``)."""
+    joined = "_".join(str(part) for part in parts if str(part))
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", joined).strip("._") or "figure"

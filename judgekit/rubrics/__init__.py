@@ -1,0 +1,14 @@
+"""Rubric library: packaged rubrics (one folder each), user rubrics from prompt files.
+
+>>> from judgekit.rubrics import load_rubric
+>>> rubric = load_rubric("riddle_accuracy")
+>>> rubric.scale.allowed
+(0, 3, 5)
+"""
+
+from __future__ import annotations
+
+from judgekit.rubrics.base import JinjaRubric
+from judgekit.rubrics.loader import list_rubrics, load_rubric, rubric_from_prompt_file
+
+__all__ = ["JinjaRubric", "list_rubrics", "load_rubric", "rubric_from_prompt_file"]

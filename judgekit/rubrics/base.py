@@ -1,0 +1,249 @@
+"""The :class:`JinjaRubric`: a scoring instrument rendered from Jinja2 templates.
+
+A rubric's system message (the instructions) depends only on the variant and on whether the
+reply is schema-enforced, so it is identical for every batch of a run and providers can cache
+it. The user message holds the batch header, the items wrapped in escaped ``<item>`` blocks
+and a closing line that restates how many rows the reply must contain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from judgekit.rubrics.environment import environment, tidy
+from judgekit.rubrics.schemas import reply_schema
+from judgekit.types import Criterion, Item, OutputFormat, ParsedReply, Scale
+
+#: Example IDs used in every output-format illustration.
+EXAMPLE_IDS: tuple[str, ...] = ("17", "18", "19")
+
+
+def default_output_example(scale: Scale) -> list[str]:
+    """Three illustrative ``ID,score`` lines: the top, the bottom and the middle of the scale."""
+    values = scale.allowed
+    scores = (values[-1], values[0], values[len(values) // 2])
+    return [f"{item_id},{score}" for item_id, score in zip(EXAMPLE_IDS, scores, strict=True)]
+
+
+class JinjaRubric:
+    """A rubric whose prompts come from the package's templates or from a user's prompt file.
+
+    Attributes:
+        name: Rubric name (the folder name for packaged rubrics).
+        description: One-paragraph description of what the rubric measures.
+        output_format: How the judge must answer (see :data:`judgekit.types.OutputFormat`).
+        scale: Allowed scores and abstain values.
+        batched: Whether several items go in one request.
+        default_batch_size: Items per request when the caller does not choose (1 if single).
+        input_columns: Canonical columns shown to the judge, in the order the prompt presents
+            them (the ID is the ``<item id>`` attribute, not a column).
+        required_columns: The input columns every item must carry.
+        optional_columns: Input columns rendered only when an item has non-blank text in them.
+        variants: ``"base"`` plus the paraphrase variants.
+        tie_rule: What the prompt says to do between two scores (``"lower"`` where the seed
+            says so).
+        label_column: Default name of the human label column for agreement statistics.
+        seed: The rubric document this rubric restates.
+        criteria: Weighted criteria (direct scoring only).
+        prompt_file: The user's prompt file, for rubrics built by ``rubric_from_prompt_file``.
+        template_data: Data the templates render (anchors, examples, ...), from the folder's
+            YAML files.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        output_format: OutputFormat,
+        scale: Scale,
+        batched: bool,
+        default_batch_size: int,
+        input_columns: Sequence[str],
+        optional_columns: Sequence[str] = (),
+        variants: Sequence[str] = ("base",),
+        tie_rule: str = "lower",
+        label_column: str = "Human_Score",
+        description: str = "",
+        seed: str = "",
+        criteria: Sequence[Criterion] = (),
+        template_data: Mapping[str, Any] | None = None,
+        prompt_text: str | None = None,
+        prompt_file: Path | None = None,
+    ) -> None:
+        if (template_data is None) == (prompt_text is None):
+            raise ValueError(f"rubric {name}: give exactly one of template_data and prompt_text")
+        unknown_optional = sorted(set(optional_columns) - set(input_columns))
+        if unknown_optional:
+            raise ValueError(f"rubric {name}: optional columns {unknown_optional} not in inputs")
+        if default_batch_size < 1 or (not batched and default_batch_size != 1):
+            raise ValueError(f"rubric {name}: bad default batch size {default_batch_size}")
+        if "base" not in variants:
+            raise ValueError(f"rubric {name}: the variants must include 'base'")
+        self.name = name
+        self.output_format: OutputFormat = output_format
+        self.scale = scale
+        self.batched = batched
+        self.default_batch_size = default_batch_size
+        self.input_columns = tuple(input_columns)
+        self.optional_columns = tuple(optional_columns)
+        self.required_columns = tuple(c for c in self.input_columns if c not in optional_columns)
+        self.variants = tuple(variants)
+        self.tie_rule = tie_rule
+        self.label_column = label_column
+        self.description = description
+        self.seed = seed
+        self.criteria = tuple(criteria)
+        self.prompt_file = prompt_file
+        self.template_data = dict(template_data or {})
+        self._prompt_text = prompt_text
+        self._system_cache: dict[tuple[str, bool], str] = {}
+
+    def __repr__(self) -> str:
+        return f"JinjaRubric({self.name!r}, {self.output_format}, scale={self.scale.allowed})"
+
+    def columns_for(self, available: Iterable[str]) -> tuple[str, ...]:
+        """The input columns to read from a table with these columns, in the rubric's order.
+
+        Required columns are always included (so a missing one fails loudly downstream);
+        optional ones only when the table has them.
+        """
+        present = set(available)
+        return tuple(c for c in self.input_columns if c in self.required_columns or c in present)
+
+    def template_context(self, structured: bool) -> dict[str, Any]:
+        """Variables every template sees (data, scale, criteria, columns, output form)."""
+        return {
+            **self.template_data,
+            "rubric_name": self.name,
+            "output_format": self.output_format,
+            "scale": self.scale,
+            "scale_values": ", ".join(str(v) for v in self.scale.allowed),
+            "abstain_values": ", ".join(str(v) for v in self.scale.abstain),
+            "batched": self.batched,
+            "criteria": self.criteria,
+            "columns": self.input_columns,
+            "structured": structured,
+            "example_ids": EXAMPLE_IDS,
+            "output_example": self.template_data.get("output_example")
+            or default_output_example(self.scale),
+        }
+
+    def system_prompt(self, variant: str = "base", *, structured: bool = False) -> str:
+        """The instructions for ``variant``; the same text for every batch of a run."""
+        if variant not in self.variants:
+            raise ValueError(
+                f"rubric {self.name} has no variant {variant!r}; choose from {self.variants}"
+            )
+        key = (variant, structured)
+        if key not in self._system_cache:
+            env = environment()
+            context = self.template_context(structured)
+            if self._prompt_text is not None:
+                text = self._prompt_text
+                if structured:
+                    block = env.get_template(f"common/format_{self.output_format}.j2")
+                    text = f"{text.rstrip()}\n\n{tidy(block.render(context))}"
+            else:
+                template = env.get_template(f"{self.name}/variants/{variant}.j2")
+                text = tidy(template.render(context))
+            self._system_cache[key] = text
+        return self._system_cache[key]
+
+    def _item_view(self, item: Item) -> dict[str, Any]:
+        """The item's ID and the text of each column it shows, checked against the rubric."""
+        item_id = item.id
+        if not isinstance(item_id, str) or not item_id.strip() or item_id != item_id.strip():
+            raise ValueError(f"rubric {self.name}: item ID {item_id!r} must be non-blank text")
+        if "\n" in item_id or "\r" in item_id or "," in item_id:
+            raise ValueError(
+                f"rubric {self.name}: item ID {item_id!r} cannot contain a comma or a line break"
+            )
+        fields: dict[str, str] = {}
+        for column in self.input_columns:
+            value = item.fields.get(column)
+            if value is None:
+                if column in self.optional_columns:
+                    continue
+                raise ValueError(
+                    f"rubric {self.name}: item {item_id} has no {column!r} column "
+                    f"(required: {', '.join(self.required_columns)})"
+                )
+            if not isinstance(value, str):
+                raise ValueError(
+                    f"rubric {self.name}: item {item_id} column {column!r} must be text, "
+                    f"got {type(value).__name__}"
+                )
+            if column in self.optional_columns and not value.strip():
+                continue
+            fields[column] = value
+        return {"id": item_id, "fields": fields}
+
+    def render(
+        self,
+        items: Sequence[Item],
+        *,
+        variant: str = "base",
+        structured: bool = False,
+        batch_label: str = "",
+    ) -> list[dict[str, str]]:
+        """Return ``[system, user]`` messages for one batch (exactly one item if not batched).
+
+        Args:
+            items: The items of this batch, in the order the judge sees them.
+            variant: ``"base"`` or a paraphrase variant.
+            structured: Describe the JSON form of the output format instead of the plain one.
+            batch_label: The batch's row range, e.g. ``"rows 61-120"``; defaults to
+                ``"rows 1-N"``.
+
+        Raises:
+            ValueError: On an unknown variant, an empty batch, several items for a single-item
+                rubric, a duplicate or malformed ID, or a missing required column.
+        """
+        if not items:
+            raise ValueError(f"rubric {self.name}: cannot render an empty batch")
+        if not self.batched and len(items) != 1:
+            raise ValueError(f"rubric {self.name} judges one item per request, got {len(items)}")
+        views = [self._item_view(item) for item in items]
+        ids = [view["id"] for view in views]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"rubric {self.name}: duplicate item IDs in one batch: {duplicates}")
+        system = self.system_prompt(variant, structured=structured)
+        context = self.template_context(structured)
+        context.update(
+            items=views,
+            ids=ids,
+            count=len(views),
+            batch_label=batch_label or f"rows 1-{len(views)}",
+        )
+        user = environment().get_template("common/user.j2").render(context).rstrip()
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def response_schema(self, item_ids: Sequence[str]) -> dict[str, Any]:
+        """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""
+        return reply_schema(self.output_format, self.scale, item_ids, self.criteria)
+
+    def response_format(self, item_ids: Sequence[str]) -> dict[str, Any]:
+        """The schema wrapped as OpenAI's ``response_format`` (strict JSON schema)."""
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": f"{self.name}_reply"[:64],
+                "strict": True,
+                "schema": self.response_schema(item_ids),
+            },
+        }
+
+    def parse(self, text: str, item_ids: Sequence[str]) -> ParsedReply:
+        """Read a reply (plain or JSON form) against the expected IDs via ``parse_reply``."""
+        from judgekit.parsing import parse_reply
+
+        return parse_reply(
+            text,
+            output_format=self.output_format,
+            scale=self.scale,
+            item_ids=item_ids,
+            criteria=self.criteria,
+        )

@@ -1,0 +1,64 @@
+"""Run the simulator standalone: ``python -m judgekit.simulator --port 8089 --config sim.yaml``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from judgekit.simulator.config import SimulatorConfig, load_config
+from judgekit.simulator.server import run_simulator
+
+
+def serve(
+    config_path: Path | None = None, port: int | None = None, *, stop: threading.Event | None = None
+) -> None:
+    """Serve until interrupted (or until ``stop`` is set), printing the base URL first.
+
+    Args:
+        config_path: YAML file of :class:`SimulatorConfig` settings (None = defaults).
+        port: Port to listen on; overrides the file (None = the file's, else a free port).
+        stop: Event that ends the server (for embedding); Ctrl-C also ends it.
+    """
+    config = load_config(config_path) if config_path else SimulatorConfig()
+    if port is not None:
+        config = SimulatorConfig.from_mapping(
+            {**config.__dict__, "oracle": config.oracle, "port": port}
+        )
+    stop = stop or threading.Event()
+    with run_simulator(config) as handle:
+        print(
+            "judgekit simulator (not a judge: scores come from an oracle or a hash) at "
+            f"{handle.base_url}",
+            flush=True,
+        )
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        print(f"stopped; stats: {handle.stats()}", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(prog="python -m judgekit.simulator", description=__doc__)
+    parser.add_argument(
+        "--port", type=int, default=None, help="port on 127.0.0.1 (default: free port)"
+    )
+    parser.add_argument(
+        "--config", type=Path, default=None, help="YAML file of SimulatorConfig settings"
+    )
+    args = parser.parse_args(argv)
+    try:
+        serve(args.config, args.port)
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Write the simulated judge's reply in the requested format, then apply malformations."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from judgekit.simulator.config import MALFORMATION_KINDS, SimulatorConfig
+from judgekit.simulator.faults import Draw
+from judgekit.simulator.reading import JudgeTask
+from judgekit.simulator.scoring import ItemScore, number
+
+REASON = (
+    "Simulated verdict: the score comes from the simulator's oracle or a hash, not from reading."
+)
+ECHO_LINE = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*$", re.MULTILINE)
+ECHO_SCORE_LINE = re.compile(r"^\s*SCORE:\s*(-?\d+)\s*$", re.MULTILINE)
+FIELD_TAG = re.compile(r"</?[A-Za-z_][\w.-]*>")
+# Kinds that change what is said (applied to the rows), then kinds that change how it is written.
+CONTENT_KINDS = ("missing_rows", "duplicate_id", "unknown_id", "out_of_range", "echo_injection")
+#: Kinds that only make sense for some formats.
+APPLICABLE_FORMATS = {
+    "unknown_id": ("id_score_lines",),
+    "echo_injection": ("id_score_lines", "score_line"),
+}
+
+
+@dataclass(frozen=True)
+class ComposedReply:
+    """The reply text, the malformations applied to it, and the finish reason."""
+
+    text: str
+    malformations: tuple[str, ...]
+    finish_reason: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """One scored entry as it will be written (the ID may be foreign, the value off-scale)."""
+
+    item_id: str
+    value: float
+    role: str = "real"  # "real", "duplicate" (conflicting twin), "echo" (injected), "foreign"
+    criteria: tuple[tuple[str, int, int], ...] = ()  # (name, score, max) for direct scoring
+
+
+def compose_reply(
+    task: JudgeTask, scores: tuple[ItemScore, ...], config: SimulatorConfig, draw: Draw
+) -> ComposedReply:
+    """Render the reply for ``scores`` in the task's format, applying drawn malformations."""
+    if not scores:
+        return ComposedReply("The simulator found no <item> blocks to score.", (), "stop")
+    rows = [
+        Row(s.item.id, s.value, criteria=tuple((c.name, v, c.high) for c, v in s.criteria))
+        for s in scores
+    ]
+    applied = [
+        kind
+        for kind in MALFORMATION_KINDS
+        if draw.chance(f"malformed:{kind}", config.malformed.get(kind, 0.0))
+        and task.output_format in APPLICABLE_FORMATS.get(kind, (task.output_format,))
+    ]
+    for kind in CONTENT_KINDS:
+        if kind in applied:
+            rows = _content_fault(kind, rows, task, draw)
+    text = _render(task, rows)
+    finish_reason = "stop"
+    if "header" in applied:
+        plain_lines = task.output_format == "id_score_lines" and not task.json_reply
+        text = ("ID,Score\n" if plain_lines else "Evaluation:\n") + text
+    if "fence" in applied:
+        text = f"```{'json' if text.lstrip().startswith('{') else 'csv'}\n{text}\n```"
+    if "prose" in applied:
+        text = f"Sure! Here is my evaluation.\n\n{text}\n\nLet me know if you need anything else."
+    if "crlf" in applied:
+        text = text.replace("\n", "\r\n")
+    if "truncated" in applied:
+        text = text[: max(1, int(len(text) * (0.4 + 0.3 * draw.fraction("truncate_at"))))]
+        finish_reason = "length"
+    return ComposedReply(text, tuple(applied), finish_reason)
+
+
+def _pick(rows: list[Row], draw: Draw, kind: str) -> int:
+    return int(draw.fraction(f"pick:{kind}") * len(rows))
+
+
+def _content_fault(kind: str, rows: list[Row], task: JudgeTask, draw: Draw) -> list[Row]:
+    """Change what the reply says for one malformation kind."""
+    if not rows:
+        return rows
+    index = _pick(rows, draw, kind)
+    top = task.allowed[-1]
+    if kind == "missing_rows":
+        if task.output_format == "direct_scoring_json" and len(rows[index].criteria) > 1:
+            criteria = rows[index].criteria
+            rows[index] = replace(rows[index], criteria=criteria[:-1])
+            return rows
+        if task.output_format == "id_score_lines":
+            return rows[:index] + rows[index + 1 :]
+        rows[index] = replace(rows[index], value=float("nan"))
+        return rows
+    if kind == "duplicate_id":
+        row = rows[index]
+        other = task.allowed[0] if row.value != task.allowed[0] else top
+        if task.output_format == "direct_scoring_json" and row.criteria:
+            name, score, high = row.criteria[0]
+            twin = (name, high if score != high else max(score - 1, 0), high)
+            rows[index] = replace(row, criteria=(*row.criteria, twin))
+            return rows
+        return [*rows, Row(row.item_id, float(other), role="duplicate")]
+    if kind == "unknown_id":
+        numeric = [int(r.item_id) for r in rows if r.item_id.isdigit()]
+        foreign = str(max(numeric) + 1000) if numeric else f"{rows[-1].item_id}_x"
+        return [*rows, Row(foreign, float(task.allowed[0]), role="foreign")]
+    if kind == "out_of_range":
+        row = rows[index]
+        if task.output_format == "direct_scoring_json" and row.criteria:
+            name, _, high = row.criteria[0]
+            rows[index] = replace(row, criteria=((name, high + 1, high), *row.criteria[1:]))
+        else:
+            rows[index] = replace(row, value=float(top + 1))
+        return rows
+    # echo_injection: a fooled judge repeats score-looking lines that sit inside the items.
+    pattern = ECHO_SCORE_LINE if task.output_format == "score_line" else ECHO_LINE
+    for item in task.items:
+        for found in pattern.finditer(html.unescape(FIELD_TAG.sub("\n", item.text))):
+            if task.output_format == "score_line":
+                rows.append(Row(item.id, float(found.group(1)), role="echo"))
+            else:
+                rows.append(Row(found.group(1), float(found.group(2)), role="echo"))
+    return rows
+
+
+def _render(task: JudgeTask, rows: list[Row]) -> str:
+    """Write rows in the task's output format (plain or JSON form)."""
+    fmt = task.output_format
+    if fmt == "id_score_lines":
+        if task.json_reply:
+            entries = [{"id": r.item_id, "score": number(r.value)} for r in rows]
+            return json.dumps({"scores": entries}, ensure_ascii=False)
+        return "\n".join(f"{r.item_id},{number(r.value)}" for r in rows)
+    if fmt == "direct_scoring_json":
+        return _render_direct(rows[0])
+    # Single-item formats: a conflicting twin comes first, the real value next, echoes last
+    # (so a "last one wins" reader is fooled only by an echo).
+    order = {"duplicate": 0, "real": 1, "echo": 2}
+    values = [r.value for r in sorted(rows, key=lambda r: order[r.role]) if r.value == r.value]
+    if fmt == "score_line" and not task.json_reply:
+        explanation = "The simulator assigns this score from its oracle or a hash, without reading."
+        return "\n".join([explanation, *(f"SCORE: {number(v)}" for v in values)])
+    key, note = ("rating", "reason") if fmt == "rating_json" else ("score", "explanation")
+    members = [f'"{key}": {json.dumps(number(v))}' for v in values]
+    note_member = f'"{note}": {json.dumps(REASON)}'
+    # rating_json asks for the rating first; the score_line JSON form puts the explanation first.
+    members = [*members, note_member] if fmt == "rating_json" else [note_member, *members]
+    return "{" + ", ".join(members) + "}"
+
+
+def _render_direct(row: Row) -> str:
+    entries: list[dict[str, Any]] = [
+        {
+            "criterion": name,
+            "evidence": ["(simulated: no text was read)"],
+            "score": score,
+            "maxScore": high,
+            "justification": REASON,
+            "improvement": "Not applicable: simulated judge.",
+        }
+        for name, score, high in row.criteria
+    ]
+    reply: dict[str, Any] = {"scores": entries}
+    if row.value == row.value:
+        reply["overallScore"] = number(row.value)
+    reply["summary"] = {
+        "assessment": REASON,
+        "strengths": ["(simulated)"],
+        "weaknesses": ["(simulated)"],
+        "priorities": ["(simulated)"],
+    }
+    return json.dumps(reply, ensure_ascii=False)

@@ -1,0 +1,207 @@
+"""Input checks shared by the statistics: column lookup, status filtering, scales, pairing.
+
+Every statistic starts from a long table (one row per item, rater and score). A row is usable
+when its status (if the table has a status column) is ``ok``, its score is present and it is not
+an abstention value. Unusable rows are never turned into numbers: they are counted by reason and
+reported next to the estimate as ``n_dropped`` / ``dropped_reason``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from judgekit.types import Scale, Status
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+ScaleLike = Scale | Sequence[float] | None
+
+#: Output columns every estimate row carries, in order.
+RESULT_COLUMNS: tuple[str, ...] = (
+    "estimate",
+    "se",
+    "ci_low",
+    "ci_high",
+    "n",
+    "method",
+    "ci_method",
+    "n_dropped",
+    "dropped_reason",
+)
+
+
+def require_columns(df: pd.DataFrame, columns: Iterable[str], what: str = "input table") -> None:
+    """Raise a one-line ``ValueError`` naming every required column that ``df`` lacks."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what}: missing column(s) {missing}; present: {list(df.columns)}")
+
+
+def scale_values(scale: ScaleLike, observed: Iterable[float]) -> tuple[float, ...]:
+    """Return the ordered score levels: the given scale, or the sorted observed values."""
+    if isinstance(scale, Scale):
+        return tuple(float(v) for v in scale.allowed)
+    if scale is not None:
+        levels = tuple(float(v) for v in scale)
+        if list(levels) != sorted(set(levels)):
+            raise ValueError(f"scale values must be strictly increasing, got {tuple(scale)}")
+        return levels
+    return tuple(sorted({float(v) for v in observed}))
+
+
+def abstain_values(scale: ScaleLike, abstain: Sequence[float]) -> tuple[float, ...]:
+    """Merge explicit abstention values with those a :class:`Scale` declares."""
+    extra = tuple(float(v) for v in scale.abstain) if isinstance(scale, Scale) else ()
+    return tuple(float(v) for v in abstain) + extra
+
+
+@dataclass(frozen=True)
+class Usable:
+    """A long table split into usable scores and the reason each other row was set aside.
+
+    Attributes:
+        scores: Rows with a usable score (columns ``item``, ``rater``, ``score``), one per
+            (item, rater).
+        reasons: Per input row that is not usable: ``item``, ``rater`` and ``reason``.
+    """
+
+    scores: pd.DataFrame
+    reasons: pd.DataFrame
+
+
+def usable_scores(
+    df: pd.DataFrame,
+    *,
+    item_col: str,
+    rater_col: str,
+    score_col: str,
+    status_col: str | None,
+    abstain: Sequence[float],
+) -> Usable:
+    """Split ``df`` into usable scores and dropped rows (reason = status, "abstain", "missing").
+
+    Raises:
+        ValueError: on a missing column or on two usable scores for the same item and rater.
+    """
+    require_columns(df, [item_col, rater_col, score_col])
+    use_status = status_col is not None and status_col in df.columns
+    score = pd.to_numeric(df[score_col], errors="coerce").astype(float)
+    bad_text = df[score_col].notna() & score.isna()
+    if bad_text.any():
+        row = bad_text.to_numpy().nonzero()[0][0]
+        raise ValueError(
+            f"input table row {row}, column {score_col!r}: "
+            f"not a number: {df[score_col].iloc[row]!r}"
+        )
+    reason = pd.Series("", index=df.index, dtype=object)
+    if use_status:
+        status = df[status_col].astype(str)
+        reason = reason.mask(status != Status.OK.value, status)
+    reason = reason.mask((reason == "") & score.isin(list(abstain)), Status.ABSTAIN.value)
+    reason = reason.mask((reason == "") & score.isna(), Status.MISSING.value)
+    keep = reason == ""
+    scores = pd.DataFrame(
+        {"item": df[item_col][keep], "rater": df[rater_col][keep], "score": score[keep]}
+    )
+    dup = scores.duplicated(["item", "rater"], keep=False)
+    if dup.any():
+        first = scores[dup].iloc[0]
+        raise ValueError(
+            f"input table: item {first['item']!r} has several usable scores from "
+            f"{rater_col} {first['rater']!r} (columns {item_col!r}, {rater_col!r}); "
+            "keep one row per item and rater (e.g. the last attempt)"
+        )
+    reasons = pd.DataFrame(
+        {"item": df[item_col][~keep], "rater": df[rater_col][~keep], "reason": reason[~keep]}
+    )
+    return Usable(scores=scores, reasons=reasons)
+
+
+def describe_drops(reasons: Iterable[str]) -> tuple[int, str]:
+    """Return the number of dropped units and a ``"reason: count; ..."`` summary."""
+    counts = Counter(reasons)
+    text = "; ".join(f"{r}: {c}" for r, c in sorted(counts.items()))
+    return sum(counts.values()), text
+
+
+def check_on_scale(scores: pd.Series, levels: Sequence[float], column: str) -> None:
+    """Raise a one-line ``ValueError`` for the first score that is not a scale level."""
+    off = ~scores.isin(list(levels))
+    if off.any():
+        where = off.to_numpy().nonzero()[0][0]
+        raise ValueError(
+            f"input table row {scores.index[where]}, column {column!r}: score "
+            f"{float(scores.iloc[where]):g} is not on the scale {tuple(float(v) for v in levels)}"
+        )
+
+
+def level_codes(scores: pd.Series | FloatArray, levels: Sequence[float]) -> IntArray:
+    """Map scores (already checked to be on the scale) to 0-based level indices."""
+    return np.searchsorted(np.asarray(levels, dtype=float), np.asarray(scores, dtype=float))
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Two raters' scores joined on item, plus what was dropped and why."""
+
+    a: FloatArray
+    b: FloatArray
+    items: npt.NDArray[np.object_]
+    n_dropped: int
+    dropped_reason: str
+
+
+def pair_scores(usable: Usable, rater_a: object, rater_b: object) -> Pairs:
+    """Join two raters on item first, then drop each pair with an unusable side.
+
+    A pair is dropped with the reason of its first unusable side (``a:abstain``, ``b:missing``,
+    ``b:not rated`` for an item the other rater never saw).
+    """
+    sides = []
+    for tag, rater in (("a", rater_a), ("b", rater_b)):
+        ok = usable.scores[usable.scores["rater"] == rater].set_index("item")["score"]
+        bad = usable.reasons[usable.reasons["rater"] == rater]
+        bad = bad[~bad["item"].isin(ok.index)].drop_duplicates("item").set_index("item")
+        status = pd.concat([pd.Series("", index=ok.index, dtype=object), f"{tag}:" + bad["reason"]])
+        sides.append((ok, status))
+    if sides[0][1].empty and sides[1][1].empty:
+        raise ValueError(f"no rows for raters {rater_a!r} and {rater_b!r}")
+    joined = pd.concat(
+        {"sa": sides[0][0], "ra": sides[0][1], "sb": sides[1][0], "rb": sides[1][1]}, axis=1
+    )
+    joined["ra"] = joined["ra"].fillna("a:not rated")
+    joined["rb"] = joined["rb"].fillna("b:not rated")
+    why = joined["ra"].where(joined["ra"] != "", joined["rb"])
+    keep = why == ""
+    n_dropped, text = describe_drops(why[~keep])
+    kept = joined[keep]
+    return Pairs(
+        a=kept["sa"].to_numpy(float),
+        b=kept["sb"].to_numpy(float),
+        items=kept.index.to_numpy(object),
+        n_dropped=n_dropped,
+        dropped_reason=text,
+    )
+
+
+def result_row(**values: object) -> dict[str, object]:
+    """Return an estimate row with the standard columns first (missing ones as NaN/empty)."""
+    row: dict[str, object] = {c: np.nan for c in RESULT_COLUMNS}
+    row["n_dropped"] = 0
+    row["dropped_reason"] = ""
+    row.update(values)
+    return row
+
+
+def order_columns(frame: pd.DataFrame, leading: Sequence[str]) -> pd.DataFrame:
+    """Put ``leading`` columns first, then the standard result columns, then the rest."""
+    first = [c for c in leading if c in frame.columns]
+    std = [c for c in RESULT_COLUMNS if c in frame.columns and c not in first]
+    rest = [c for c in frame.columns if c not in first and c not in std]
+    return frame[first + std + rest]

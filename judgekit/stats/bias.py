@@ -1,0 +1,215 @@
+"""Judge biases: self-preference (naive and controlled for true quality) and length bias.
+
+Self-preference, two ways side by side. The naive way (what the original riddles study did)
+compares a judge's mean score on its own family's answers with its mean on other answers
+(Welch t-test); but if its own family simply answers better, that difference is quality, not
+bias. The controlled ways compare with the human score of the same answer:
+(a) Welch test of ``judge - human`` on own vs other answers;
+(b) OLS ``score ~ own + human`` and (c) OLS ``score ~ own + human + C(question)``, with SEs
+clustered by question (Liang & Zeger 1986 sandwich, statsmodels ``cov_type="cluster"``, t with
+G - 1 degrees of freedom). The coefficient of ``own`` is the bias estimate.
+
+Length bias: OLS ``score ~ log(length) + human`` per judge with the same clustered SEs
+(in the spirit of the length control of Dubois et al. 2024, "Length-Controlled AlpacaEval").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import statsmodels.formula.api as smf
+from scipy import stats
+
+from judgekit.stats._prep import describe_drops, require_columns
+
+#: Columns of the tables returned here, in order.
+BIAS_COLUMNS: tuple[str, ...] = (
+    "judge",
+    "method",
+    "term",
+    "estimate",
+    "se",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "n",
+    "n_clusters",
+    "n_dropped",
+    "dropped_reason",
+    "note",
+)
+
+
+def _usable(
+    df: pd.DataFrame,
+    score_col: str,
+    human_col: str,
+    status_col: str | None,
+    abstain: tuple[float, ...],
+) -> tuple[pd.DataFrame, pd.Series]:
+    """Rows with an ok, non-abstaining judge score and a human score; reason per other row."""
+    reason = pd.Series("", index=df.index, dtype=object)
+    if status_col is not None and status_col in df.columns:
+        status = df[status_col].astype(str)
+        reason = reason.mask(status != "ok", status)
+    reason = reason.mask((reason == "") & df[score_col].isin(list(abstain)), "abstain")
+    reason = reason.mask((reason == "") & df[score_col].isna(), "missing")
+    reason = reason.mask((reason == "") & df[human_col].isna(), "no human score")
+    return df[reason == ""], reason[reason != ""]
+
+
+def _welch(own: np.ndarray, other: np.ndarray, level: float) -> dict[str, object]:
+    res = stats.ttest_ind(own, other, equal_var=False)
+    ci = res.confidence_interval(level)
+    se = float(np.sqrt(own.var(ddof=1) / own.size + other.var(ddof=1) / other.size))
+    return {
+        "estimate": float(own.mean() - other.mean()),
+        "se": se,
+        "ci_low": float(ci.low),
+        "ci_high": float(ci.high),
+        "p_value": float(res.pvalue),
+        "n": own.size + other.size,
+        "n_clusters": np.nan,
+    }
+
+
+def _clustered_ols(data: pd.DataFrame, formula: str, term: str, level: float) -> dict[str, object]:
+    fit = smf.ols(formula, data=data).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(data["cluster"])[0]}, use_t=True
+    )
+    low, high = fit.conf_int(alpha=1 - level).loc[term]
+    return {
+        "estimate": float(fit.params[term]),
+        "se": float(fit.bse[term]),
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "p_value": float(fit.pvalues[term]),
+        "n": int(fit.nobs),
+        "n_clusters": int(data["cluster"].nunique()),
+    }
+
+
+def self_preference(
+    df: pd.DataFrame,
+    *,
+    own: Mapping[object, object] | None = None,
+    judge_col: str = "rater",
+    author_col: str = "model",
+    score_col: str = "score",
+    human_col: str = "human_score",
+    cluster_col: str = "question",
+    status_col: str | None = "status",
+    abstain: tuple[float, ...] = (-1,),
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Self-preference of each judge: naive and quality-controlled estimates side by side.
+
+    Args:
+        df: One row per judged answer and judge: judge, author (model that wrote the answer),
+            judge score, human score of the same answer, question (cluster).
+        own: Judge name -> author name it belongs to (default: the same name).
+        judge_col: Judge column.
+        author_col: Column naming the answer's author model.
+        score_col: Judge score column.
+        human_col: Human score column (the quality control).
+        cluster_col: Question column; SEs are clustered on it.
+        status_col: Status column (ignored when absent).
+        abstain: Score values meaning "abstain".
+        level: Confidence level.
+
+    Returns:
+        Per judge, four rows (method = naive_welch, judge_minus_human_welch,
+        ols_human_clustered, ols_human_question_fe_clustered), columns as ``BIAS_COLUMNS``;
+        judges without own (or without other) answers get one row with a note.
+    """
+    require_columns(df, [judge_col, author_col, score_col, human_col, cluster_col])
+    rows: list[dict[str, object]] = []
+    for judge, group in df.groupby(judge_col, sort=False):
+        kept, reasons = _usable(group, score_col, human_col, status_col, abstain)
+        n_dropped, why = describe_drops(reasons)
+        base = {"judge": judge, "n_dropped": n_dropped, "dropped_reason": why, "note": ""}
+        target = own.get(judge, judge) if own is not None else judge
+        data = pd.DataFrame(
+            {
+                "score": kept[score_col].astype(float),
+                "human": kept[human_col].astype(float),
+                "own": (kept[author_col] == target).astype(float),
+                "cluster": kept[cluster_col],
+            }
+        )
+        if data["own"].nunique() < 2:
+            rows.append({**base, "method": "none", "note": f"no own/other split for {target!r}"})
+            continue
+        is_own = data["own"] == 1
+        diff = data["score"] - data["human"]
+        estimates = {
+            "naive_welch": _welch(
+                data["score"][is_own].to_numpy(), data["score"][~is_own].to_numpy(), level
+            ),
+            "judge_minus_human_welch": _welch(
+                diff[is_own].to_numpy(), diff[~is_own].to_numpy(), level
+            ),
+            "ols_human_clustered": _clustered_ols(data, "score ~ own + human", "own", level),
+            "ols_human_question_fe_clustered": _clustered_ols(
+                data, "score ~ own + human + C(cluster)", "own", level
+            ),
+        }
+        for method, values in estimates.items():
+            rows.append({**base, "method": method, "term": "own", **values})
+    return pd.DataFrame(rows).reindex(columns=list(BIAS_COLUMNS))
+
+
+def length_bias(
+    df: pd.DataFrame,
+    *,
+    length_col: str = "length",
+    judge_col: str = "rater",
+    score_col: str = "score",
+    human_col: str = "human_score",
+    cluster_col: str = "question",
+    status_col: str | None = "status",
+    abstain: tuple[float, ...] = (-1,),
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Per judge, OLS ``score ~ log(length) + human`` with question-clustered SEs.
+
+    The ``log_length`` coefficient is the score change per e-fold longer answer at equal human
+    score. Rows with a non-positive length are dropped (``log`` undefined) and counted.
+
+    Returns:
+        One row per judge (term ``log_length``), columns as ``BIAS_COLUMNS``.
+    """
+    require_columns(df, [length_col, judge_col, score_col, human_col, cluster_col])
+    rows: list[dict[str, object]] = []
+    for judge, group in df.groupby(judge_col, sort=False):
+        kept, reasons = _usable(group, score_col, human_col, status_col, abstain)
+        length = pd.to_numeric(kept[length_col], errors="coerce")
+        positive = length > 0
+        reasons = pd.concat(
+            [reasons, pd.Series("non-positive length", index=kept.index[~positive])]
+        )
+        kept = kept[positive]
+        n_dropped, why = describe_drops(reasons)
+        data = pd.DataFrame(
+            {
+                "score": kept[score_col].astype(float),
+                "human": kept[human_col].astype(float),
+                "log_length": np.log(length[positive].astype(float)),
+                "cluster": kept[cluster_col],
+            }
+        )
+        fit = _clustered_ols(data, "score ~ log_length + human", "log_length", level)
+        rows.append(
+            {
+                "judge": judge,
+                "method": "ols_log_length_human_clustered",
+                "term": "log_length",
+                **fit,
+                "n_dropped": n_dropped,
+                "dropped_reason": why,
+                "note": "",
+            }
+        )
+    return pd.DataFrame(rows).reindex(columns=list(BIAS_COLUMNS))

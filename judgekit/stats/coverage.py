@@ -1,0 +1,149 @@
+"""How much of the scale a judge uses, and how its score distribution compares with humans'."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from judgekit.stats._prep import (
+    ScaleLike,
+    abstain_values,
+    check_on_scale,
+    describe_drops,
+    scale_values,
+    usable_scores,
+)
+
+DistributionTest = Literal["chi2", "g"]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Score-distribution coverage per rater.
+
+    Attributes:
+        counts: rater, level, count, share: every scale level, zero counts included.
+        summary: One row per rater: n, levels_used, share_of_scale_used, entropy_bits,
+            normalized_entropy, and (when a human rater is named) the comparison with the human
+            distribution: tvd, test, statistic, dof, p_value, min_expected, note; plus
+            threshold and passed (share of scale used >= threshold).
+    """
+
+    counts: pd.DataFrame
+    summary: pd.DataFrame
+
+
+def _entropy_bits(counts: np.ndarray) -> float:
+    shares = counts[counts > 0] / counts.sum()
+    return float(-(shares * np.log2(shares)).sum()) if counts.sum() else np.nan
+
+
+def _compare(judge: np.ndarray, human: np.ndarray, test: DistributionTest) -> dict[str, object]:
+    """Homogeneity test of two level-count vectors, and total-variation distance."""
+    used = (judge + human) > 0
+    table = np.vstack([judge[used], human[used]])
+    tvd = 0.5 * float(np.abs(judge / judge.sum() - human / human.sum()).sum())
+    out: dict[str, object] = {"tvd": tvd, "test": "chi2" if test == "chi2" else "g_test"}
+    if table.shape[1] < 2:
+        out.update(statistic=np.nan, dof=0, p_value=np.nan, min_expected=np.nan)
+        out["note"] = "both use a single level: nothing to test"
+        return out
+    lam = None if test == "chi2" else "log-likelihood"
+    res = stats.chi2_contingency(table, correction=False, lambda_=lam)
+    min_expected = float(res.expected_freq.min())
+    out.update(
+        statistic=float(res.statistic),
+        dof=int(res.dof),
+        p_value=float(res.pvalue),
+        min_expected=min_expected,
+    )
+    out["note"] = (
+        f"smallest expected count {min_expected:.1f} < 5: the p-value is unreliable"
+        if min_expected < 5
+        else ""
+    )
+    return out
+
+
+def score_coverage(
+    df: pd.DataFrame,
+    *,
+    scale: ScaleLike,
+    human: object | None = None,
+    test: DistributionTest = "chi2",
+    min_share_used: float = 1.0,
+    rater_col: str = "rater",
+    score_col: str = "score",
+    item_col: str = "item",
+    status_col: str | None = "status",
+    abstain: tuple[float, ...] = (-1,),
+) -> Coverage:
+    """Counts per scale level per rater, share of the scale used, entropy, human comparison.
+
+    Seed 004 asks that scores "cover the full range"; a rater passes when the share of scale
+    levels it used is at least ``min_share_used`` (default: all levels). Entropy is in bits;
+    normalised entropy divides by ``log2(k)``. The comparison with the ``human`` rater is a
+    chi-square (or G) test of homogeneity on the 2 x k count table (levels neither used are
+    left out) and the total-variation distance ``0.5 * sum |p_judge - p_human|``. The test
+    treats the two samples as independent; when both rated the same items this is only a
+    rough guide (a paired test of marginal homogeneity, e.g. Stuart-Maxwell, is the exact one).
+
+    Returns:
+        A :class:`Coverage` with tidy ``counts`` and per-rater ``summary``.
+    """
+    levels = scale_values(scale, [])
+    usable = usable_scores(
+        df,
+        item_col=item_col,
+        rater_col=rater_col,
+        score_col=score_col,
+        status_col=status_col,
+        abstain=abstain_values(scale, abstain),
+    )
+    check_on_scale(usable.scores["score"], levels, score_col)
+    raters = list(pd.unique(df[rater_col]))
+    table = (
+        pd.crosstab(usable.scores["rater"], usable.scores["score"])
+        .reindex(index=raters, columns=list(levels), fill_value=0)
+        .fillna(0)
+        .astype(int)
+    )
+    matrix = table.to_numpy()
+    counts = pd.DataFrame(
+        {
+            "rater": np.repeat(np.asarray(raters, dtype=object), len(levels)),
+            "level": np.tile(levels, len(raters)),
+            "count": matrix.ravel(),
+        }
+    )
+    counts["share"] = counts["count"] / counts.groupby("rater")["count"].transform("sum")
+    if human is not None and human not in raters:
+        raise ValueError(f"human rater {human!r} not found in column {rater_col!r}")
+    rows = []
+    for rater, values in zip(raters, matrix, strict=True):
+        used = int((values > 0).sum())
+        n_dropped, why = describe_drops(
+            usable.reasons.loc[usable.reasons["rater"] == rater, "reason"]
+        )
+        row: dict[str, object] = {
+            "rater": rater,
+            "n": int(values.sum()),
+            "levels_used": used,
+            "share_of_scale_used": used / len(levels),
+            "entropy_bits": _entropy_bits(values),
+            "normalized_entropy": _entropy_bits(values) / np.log2(len(levels))
+            if len(levels) > 1
+            else np.nan,
+            "n_dropped": n_dropped,
+            "dropped_reason": why,
+        }
+        if human is not None and rater != human:
+            row.update(_compare(values, matrix[raters.index(human)], test))
+        row["threshold"] = min_share_used
+        row["passed"] = bool(used / len(levels) >= min_share_used) if values.sum() else None
+        rows.append(row)
+    return Coverage(counts=counts, summary=pd.DataFrame(rows))

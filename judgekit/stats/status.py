@@ -1,0 +1,52 @@
+"""Counts and rates of every verdict status, per judge and variant (abstentions kept apart)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from judgekit.stats._prep import require_columns
+from judgekit.types import Status
+
+
+def status_summary(
+    df: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("model", "variant"),
+    status_col: str = "status",
+    score_col: str | None = "score",
+    abstain: tuple[float, ...] = (-1,),
+) -> pd.DataFrame:
+    """Count and rate of each status per group; every known status appears, zero counts included.
+
+    An ``ok`` row whose score is an abstention value (e.g. -1 in a table that was not parsed by
+    judgekit) is counted as ``abstain``. Rates are shares of the group's rows.
+
+    Args:
+        df: Long judgments table (e.g. the engine's, columns ``model``, ``variant``, ``status``).
+        by: Grouping columns (judge, variant, ...); those absent from ``df`` are skipped.
+        status_col: Status column.
+        score_col: Score column used to spot abstention values (None: status only).
+        abstain: Score values meaning "abstain".
+
+    Returns:
+        Columns: the ``by`` columns, status, count, n (rows in the group), rate.
+    """
+    require_columns(df, [status_col])
+    groups = [c for c in by if c in df.columns]
+    status = df[status_col].astype(str)
+    if score_col is not None and score_col in df.columns:
+        is_abstain = (status == Status.OK.value) & df[score_col].isin(list(abstain))
+        status = status.mask(is_abstain, Status.ABSTAIN.value)
+    known = [s.value for s in Status]
+    levels = known + sorted(set(status) - set(known))
+    frame = df[groups].copy()
+    frame["status"] = pd.Categorical(status, categories=levels)
+    counts = frame.groupby([*groups, "status"], observed=False).size().rename("count")
+    tidy = counts.reset_index()
+    totals = tidy.groupby(groups, observed=True)["count"].transform("sum") if groups else None
+    tidy["n"] = totals if totals is not None else tidy["count"].sum()
+    tidy["rate"] = tidy["count"] / tidy["n"].where(tidy["n"] > 0)
+    tidy["status"] = tidy["status"].astype(str)
+    return tidy

@@ -1,0 +1,176 @@
+"""Read judgments tables and reshape them into the long rater tables the statistics take.
+
+The engine's judgments table keeps every attempt (a re-asked row appears once per attempt) and
+one row per foreign ID a reply scored. The analysis notebooks need one *final* verdict per
+(rubric, variant, judge model, run, item): the last attempt. Human labels live in a separate
+table (``item_id, rubric, answer_model, score``) that the judging notebook writes from the
+rubric's label column.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from judgekit.types import JUDGMENT_COLUMNS, Item, Rubric, Status
+
+#: Columns that identify one final verdict.
+VERDICT_KEYS: tuple[str, ...] = ("rubric", "variant", "model", "run", "item_id")
+#: Columns of the human labels table.
+LABEL_COLUMNS: tuple[str, ...] = ("item_id", "rubric", "answer_model", "score")
+HUMAN = "human"
+
+
+def read_table_file(path: str | Path, required: Sequence[str], what: str) -> pd.DataFrame:
+    """Read a ``.parquet`` or ``.csv`` table and check it has the ``required`` columns.
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        ValueError: On an unknown suffix or missing columns (one line, naming the file).
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise FileNotFoundError(f"{what} not found: {source}")
+    if source.suffix == ".parquet":
+        frame = pd.read_parquet(source)
+    elif source.suffix == ".csv":
+        frame = pd.read_csv(source, dtype={"item_id": str})
+    else:
+        raise ValueError(f"{source}: {what} must be .parquet or .csv, not {source.suffix!r}")
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{source}: {what} lacks column(s) {missing}")
+    frame["item_id"] = frame["item_id"].astype(str)
+    return frame
+
+
+def read_judgments(path: str | Path) -> pd.DataFrame:
+    """Read a judgments table written by the judging notebook (all attempts)."""
+    return read_table_file(path, JUDGMENT_COLUMNS, "judgments table")
+
+
+def read_labels(path: str | Path) -> pd.DataFrame:
+    """Read a human labels table (``item_id, rubric, answer_model, score``)."""
+    return read_table_file(path, LABEL_COLUMNS, "human labels table")
+
+
+def final_verdicts(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Keep the last attempt of every (rubric, variant, model, run, item); drop foreign IDs.
+
+    Rows with status ``unknown_id`` name IDs that were never asked about, so they are not
+    verdicts on any item; count them from the full table instead.
+    """
+    asked = judgments[judgments["status"] != Status.UNKNOWN_ID.value]
+    last = asked.groupby(list(VERDICT_KEYS), sort=False)["attempt"].transform("max")
+    return asked[asked["attempt"] == last].reset_index(drop=True)
+
+
+def labels_from_items(items: Sequence[Item], rubric: Rubric, answer_model_key: str) -> pd.DataFrame:
+    """Human labels of ``items`` for ``rubric`` (its ``label_column`` in the item meta).
+
+    Items whose label is empty are left out. Returns an empty table (with the label columns)
+    when the rubric names no label column or the items do not carry it.
+    """
+    column = getattr(rubric, "label_column", None)
+    rows = [
+        {
+            "item_id": item.id,
+            "rubric": rubric.name,
+            "answer_model": str(item.meta.get(answer_model_key, "")),
+            "score": float(item.meta[column]),
+        }
+        for item in items
+        if column and item.meta.get(column) is not None and str(item.meta[column]).strip() != ""
+    ]
+    return pd.DataFrame(rows, columns=list(LABEL_COLUMNS))
+
+
+#: Item context the judging notebook carries next to every verdict, when known.
+CONTEXT_COLUMNS: tuple[str, ...] = ("answer_model", "question", "answer_chars")
+
+
+def rater_table(
+    verdicts: pd.DataFrame,
+    labels: pd.DataFrame | None = None,
+    *,
+    rubric: str,
+    rater: str = "model",
+) -> pd.DataFrame:
+    """Long table of one rubric: judges' verdicts plus, optionally, the human as rater "human".
+
+    Columns: ``item, rater, score, status, run, variant`` and the context columns
+    (``answer_model, question, answer_chars``) the verdicts carry. Human rows have status
+    ``ok`` and empty run and variant.
+
+    Args:
+        verdicts: Final verdicts (:func:`final_verdicts`).
+        labels: Human labels (:func:`read_labels`); None leaves the human out.
+        rubric: The rubric to keep.
+        rater: Verdict column whose values become raters (``model``, ``variant`` or ``run``).
+
+    Raises:
+        ValueError: If the rubric has no verdicts.
+    """
+    chosen = verdicts[verdicts["rubric"] == rubric]
+    if chosen.empty:
+        present = sorted(set(verdicts["rubric"]))
+        raise ValueError(f"no verdicts for rubric {rubric!r}; present: {present}")
+    context = [c for c in CONTEXT_COLUMNS if c in chosen.columns]
+    judged = pd.DataFrame(
+        {
+            "item": chosen["item_id"].astype(str),
+            "rater": chosen[rater].astype(str),
+            "score": chosen["score"].astype(float),
+            "status": chosen["status"].astype(str),
+            "run": chosen["run"],
+            "variant": chosen["variant"].astype(str),
+            **{c: chosen[c] for c in context},
+        }
+    )
+    if labels is None:
+        return judged.reset_index(drop=True)
+    human = labels[labels["rubric"] == rubric]
+    first = chosen.drop_duplicates("item_id").set_index("item_id")
+    rows = pd.DataFrame(
+        {
+            "item": human["item_id"].astype(str),
+            "rater": HUMAN,
+            "score": human["score"].astype(float),
+            "status": Status.OK.value,
+            "run": pd.NA,
+            "variant": pd.NA,
+        }
+    )
+    for column in context:
+        rows[column] = rows["item"].map(first[column]).to_numpy()
+    return pd.concat([judged, rows], ignore_index=True)
+
+
+def with_human_score(long: pd.DataFrame) -> pd.DataFrame:
+    """The judges' rows of a :func:`rater_table`, each with the human's score as ``human_score``.
+
+    Items the human did not label get an empty ``human_score``.
+    """
+    human = long[long["rater"] == HUMAN].drop_duplicates("item").set_index("item")["score"]
+    judged = long[long["rater"] != HUMAN].copy()
+    judged["human_score"] = judged["item"].map(human).astype(float)
+    return judged.reset_index(drop=True)
+
+
+def write_parquet(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` as Parquet atomically (temporary sibling, then rename); return the path."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, staged = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(handle)
+    try:
+        frame.to_parquet(staged, index=False)
+        os.replace(staged, target)
+    finally:
+        if os.path.exists(staged):
+            os.unlink(staged)
+    return target

@@ -1,0 +1,151 @@
+"""Source of notebooks/01_run_judging.ipynb (build with notebooks/build.py)."""
+# ruff: noqa: E402
+# ---
+
+# %% [markdown]
+# # Run a judge over a dataset
+#
+# Scores every item of a table with one or more rubrics, prompt variants and repeated runs, and
+# writes the tidy judgments table the analysis notebooks (02–05) read. Without an API key and
+# without a base URL, the **local judge** (a small llama.cpp model, a plumbing check rather
+# than a serious judge) is started and used. Keys are never parameters: the client reads them
+# from the environment (`OPENAI_API_KEY`, or the provider's own variable).
+#
+# Outputs in `output_dir`: `judgments.parquet` and `.csv` (every attempt, with the raw reply),
+# `human_labels.parquet` (the rubric's label column, when the table has one), one seed-style
+# `ID,score` file per rubric, variant and run under `scores/` (with a `.status.csv` sidecar
+# explaining every empty score), and the response store that replays replies on a rerun.
+
+# %% tags=["parameters"]
+dataset_path: str = ""  # item table (csv/tsv/xlsx); empty: data/demo/riddles_demo.csv
+id_column: str = "ID"  # column holding the item IDs
+answer_model_column: str = "Model"  # column naming the model whose answer is judged
+question_column: str = "Question"  # column grouping answers to the same question
+length_column: str = "Answer"  # column whose length in characters probes length bias
+rubrics: list = ["riddle_accuracy", "riddle_reasoning"]  # see judgekit.rubrics.list_rubrics()
+variants: list = ["base"]  # prompt variants of every rubric: base, paraphrase_1, ...
+runs: int = 1  # independent repeats of every request
+batch_size: int = 0  # items per request; 0: the rubric's default
+judge_model: str = ""  # judge model name; empty: the local judge's model
+base_url: str = ""  # OpenAI-compatible endpoint; empty: the provider's URL or the local judge
+provider: str = ""  # provider preset, see judgekit.engine.PROVIDERS; empty: openai or local
+temperature: float = 0.0  # sampling temperature
+max_tokens: int = 0  # output cap per request; 0: not sent
+max_concurrency: int = 0  # requests in flight; 0: the client's default
+store_path: str = ""  # response store (SQLite); empty: responses.sqlite in output_dir
+output_dir: str = ""  # folder for the outputs; empty: config.RUNS_DIR / "judging"
+
+# %%
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import display
+
+from judgekit import config
+from judgekit.data import items_from_frame, read_table, write_id_score_csv, write_table
+from judgekit.engine import judge
+from judgekit.local import default_judge_client
+from judgekit.rubrics import load_rubric
+from judgekit.stats.status import status_summary
+from judgekit.tidy import final_verdicts, labels_from_items, write_parquet
+from judgekit.types import JUDGMENT_COLUMNS, Item, Status
+
+dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
+out = Path(output_dir) if output_dir else config.RUNS_DIR / "judging"
+out.mkdir(parents=True, exist_ok=True)
+store = Path(store_path) if store_path else out / "responses.sqlite"
+table = read_table(dataset, id_column=id_column)
+print(f"{len(table.frame)} rows from {dataset.name}")
+
+# %% [markdown]
+# ## Judge
+#
+# One `judge()` call per rubric; each runs every variant and run, re-asks the rows a reply
+# left unscored, and records a status for every item (a parse failure is never a score).
+
+# %%
+
+
+def item_context(item: Item) -> dict[str, object]:
+    """What the analysis needs to know about an item besides its verdicts."""
+    text = {**item.meta, **item.fields}
+    length = text.get(length_column)
+    return {
+        "answer_model": str(text.get(answer_model_column, "")),
+        "question": str(text.get(question_column, "")),
+        "answer_chars": len(str(length)) if length is not None else None,
+    }
+
+
+client_options = {"max_concurrency": max_concurrency} if max_concurrency else {}
+frames, labels, n_items = [], [], {}
+with default_judge_client(
+    judge_model or None,
+    base_url=base_url or None,
+    provider=provider or None,
+    log_dir=out,
+    **client_options,
+) as client:
+    for name in rubrics:
+        rubric = load_rubric(name)
+        items = items_from_frame(
+            table.frame, rubric.input_columns, id_column=id_column, source=dataset.name
+        )
+        result = judge(
+            items,
+            rubric,
+            client,
+            runs=runs,
+            variants=variants,
+            batch_size=batch_size or None,
+            store=store,
+            temperature=temperature,
+            max_tokens=max_tokens or None,
+            progress=False,
+        )
+        context = pd.DataFrame([item_context(item) for item in items], index=[i.id for i in items])
+        for column in context.columns:
+            result[column] = result["item_id"].map(context[column])
+        frames.append(result)
+        labels.append(labels_from_items(items, rubric, answer_model_column))
+        n_items[name] = len(items)
+        print(f"{name}: {result.attrs.get('api_calls', '?')} API calls, {len(result)} rows")
+judgments = pd.concat(frames, ignore_index=True)
+human = pd.concat(labels, ignore_index=True)
+
+# %% [markdown]
+# ## What came back
+#
+# Status of every final verdict per rubric, variant and run: only `ok` rows carry a score.
+
+# %%
+verdicts = final_verdicts(judgments)
+summary = status_summary(verdicts, by=("rubric", "variant", "run"))
+display(summary[summary["count"] > 0])
+known = {status.value for status in Status}
+assert set(judgments["status"]) <= known
+assert judgments.loc[judgments["status"] == "ok", "score"].notna().all()
+assert judgments.loc[judgments["status"] != "ok", "score"].isna().all()
+per_run = verdicts.groupby(["rubric", "variant", "run"]).size()
+for (name, _variant, _run), count in per_run.items():
+    assert count == n_items[name], f"{name}: {count} verdicts for {n_items[name]} items"
+assert len(per_run) == len(rubrics) * len(variants) * runs
+
+# %% [markdown]
+# ## Write the outputs
+
+# %%
+write_parquet(judgments, out / "judgments.parquet")
+write_table(judgments, out / "judgments.csv")
+write_parquet(human, out / "human_labels.parquet")
+for (name, variant, run), _ in per_run.items():
+    write_id_score_csv(
+        judgments,
+        out / "scores" / f"{name}-{variant}-run{run}.csv",
+        rubric=name,
+        variant=variant,
+        run=run,
+    )
+assert list(judgments.columns[: len(JUDGMENT_COLUMNS)]) == list(JUDGMENT_COLUMNS)
+print(f"judgments: {out / 'judgments.parquet'} ({len(judgments)} rows)")
+print(f"human labels: {len(human)} rows; ID,score files: {out / 'scores'}")

@@ -1,0 +1,140 @@
+"""Source of notebooks/05_distributions_and_bias.ipynb (build with notebooks/build.py)."""
+# ruff: noqa: E402
+# ---
+
+# %% [markdown]
+# # How does the judge use the scale, and is it biased?
+#
+# Reads the judgments and human labels written by `01_run_judging`. First the score
+# distributions per judge, answering model and prompt variant next to the human's, and whether
+# each judge uses the whole scale (seed 004). Then two bias probes, both controlled for the
+# true quality as the human scored it: **length bias** (do longer answers score higher at equal
+# human score?) and **self-preference** (does a judge favour answers written by its own model?
+# only when the `own_models` parameter pairs judges with answering models).
+
+# %% tags=["parameters"]
+judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
+labels_path: str = ""  # human labels; empty: human_labels.parquet beside the judgments
+run: int = 1  # run analysed
+own_models: dict = {}  # judge model -> the answering model it belongs to (self-preference)
+figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
+output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "distributions_and_bias"
+
+# %%
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import display
+
+from judgekit import config, plots
+from judgekit.data import write_table
+from judgekit.rubrics import load_rubric
+from judgekit.stats.bias import length_bias, self_preference
+from judgekit.stats.coverage import score_coverage
+from judgekit.tidy import (
+    HUMAN,
+    final_verdicts,
+    rater_table,
+    read_judgments,
+    read_labels,
+    with_human_score,
+)
+
+plots.apply_style()
+source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
+labels = read_labels(Path(labels_path) if labels_path else source.parent / "human_labels.parquet")
+figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
+tables = Path(output_dir) if output_dir else config.RUNS_DIR / "distributions_and_bias"
+tables.mkdir(parents=True, exist_ok=True)
+verdicts = final_verdicts(read_judgments(source))
+verdicts = verdicts[verdicts["run"] == run]
+rubrics = list(pd.unique(verdicts["rubric"]))
+long = {r: rater_table(verdicts, labels, rubric=r) for r in rubrics}
+print(f"rubrics: {rubrics}; judges: {list(pd.unique(verdicts['model']))}")
+
+# %% [markdown]
+# ## Score distributions
+
+# %%
+for rubric in rubrics:
+    table = long[rubric].copy()
+    judged = table["rater"] != HUMAN
+    table.loc[judged, "rater"] = table.loc[judged, "rater"] + " · " + table.loc[judged, "variant"]
+    fig = plots.plot_score_distributions(
+        table,
+        group="answer_model",
+        panel="rater",
+        levels=load_rubric(rubric).scale.allowed,
+        score_label=rubric,
+    )
+    saved = plots.save_figure(fig, plots.figure_name("distributions", rubric), folder=figures)
+    usable = table[table["status"] == "ok"]
+    assert usable["score"].isin(load_rubric(rubric).scale.allowed).all()
+
+# %% [markdown]
+# **Figure: score distributions per answering model.** One panel per rater (the human, then
+# each judge and prompt variant), bars split into the share of each score; `n` counts the
+# scored items only (unscored verdicts are not drawn). A judge that mirrors the human's panel
+# uses the scale as the human does.
+
+# %%
+coverage = []
+for rubric in rubrics:
+    rows = long[rubric][long[rubric]["variant"].isin(["base"]) | (long[rubric]["rater"] == HUMAN)]
+    result = score_coverage(rows, scale=load_rubric(rubric).scale, human=HUMAN)
+    coverage.append(result.summary.assign(rubric=rubric))
+coverage_table = pd.concat(coverage, ignore_index=True)
+write_table(coverage_table, tables / "score_coverage.csv")
+display(coverage_table)
+assert coverage_table["share_of_scale_used"].between(0, 1).all()
+
+# %% [markdown]
+# ## Length bias
+#
+# Per judge, an OLS of the judge's score on the log of the answer's length and the human
+# score, with standard errors clustered on the question. The `log_length` coefficient is the
+# score change per e-fold longer answer at equal human score.
+
+# %%
+length_rows = []
+for rubric in rubrics:
+    paired = with_human_score(long[rubric])
+    paired = paired[paired["variant"] == "base"].rename(columns={"answer_chars": "length"})
+    length_rows.append(length_bias(paired).assign(rubric=rubric))
+lengths = pd.concat(length_rows, ignore_index=True)
+write_table(lengths, tables / "length_bias.csv")
+display(lengths)
+
+# %% [markdown]
+# ## Self-preference
+#
+# Naive: the judge's mean score on its own model's answers minus that on the others'
+# (Welch's t-test). Controlled: the same gap once the human score is accounted for. Only
+# judges paired with an answering model in `own_models` can be probed.
+
+# %%
+if own_models:
+    bias_rows = []
+    for rubric in rubrics:
+        paired = with_human_score(long[rubric])
+        paired = paired[paired["variant"] == "base"]
+        result = self_preference(paired, own=own_models, author_col="answer_model")
+        bias_rows.append(result.assign(rubric=rubric))
+    bias = pd.concat(bias_rows, ignore_index=True)
+    write_table(bias, tables / "self_preference.csv")
+    display(bias)
+    shown = bias[bias["method"].isin(["naive_welch", "ols_human_clustered"])].copy()
+    shown["judge"] = shown["rubric"] + " · " + shown["judge"].astype(str)
+    shown["method"] = shown["method"].map(
+        {"naive_welch": "naive", "ols_human_clustered": "controlled for human score"}
+    )
+    fig = plots.plot_self_bias(shown)
+    saved = plots.save_figure(fig, "self_preference", folder=figures)
+else:
+    print("own_models is empty: no judge is paired with an answering model, nothing to probe")
+
+# %% [markdown]
+# **Figure (when drawn): self-preference per judge.** Dots are the judge's extra score on its
+# own model's answers, bars 95% intervals; zero means no preference. The naive gap mixes
+# favouritism with real quality differences; the controlled estimate holds the human score
+# fixed.

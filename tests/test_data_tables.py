@@ -1,0 +1,195 @@
+"""Reading and writing tables, aliases, validation and items (judgekit.data)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from judgekit.data import (
+    DEFAULT_ALIASES,
+    DataError,
+    alias_key,
+    canonical_headers,
+    items_from_frame,
+    read_table,
+    validate_frame,
+    write_table,
+)
+from judgekit.data.errors import column_letter
+from judgekit.types import CANONICAL_COLUMNS, Item
+
+TRICKY_ANSWER = 'Első sor; "idézet"\n17,5\n18,0\r\nvége;'
+
+# Cell text: any printable text, including separators, quotes and line breaks.
+cell_text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    max_size=40,
+).filter(lambda s: s.strip() != "")
+ids = st.text(alphabet="0123456789ABCxyz-_", min_size=1, max_size=6)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_write_then_read_returns_the_same_text(tmp_path: Path, data: st.DataObject) -> None:
+    n = data.draw(st.integers(min_value=1, max_value=6))
+    row_ids = data.draw(st.lists(ids, min_size=n, max_size=n, unique=True))
+    frame = pd.DataFrame(
+        {
+            "ID": row_ids,
+            "Question": data.draw(st.lists(cell_text, min_size=n, max_size=n)),
+            "Answer": data.draw(st.lists(cell_text, min_size=n, max_size=n)),
+        }
+    )
+    frame.loc[0, "Answer"] = TRICKY_ANSWER
+    path = tmp_path / "round.csv"
+    write_table(frame, path)
+    table = read_table(path, required=["Question", "Answer"], sep=";")
+    assert table.frame["ID"].tolist() == row_ids
+    assert table.frame["Question"].tolist() == frame["Question"].tolist()
+    assert table.frame["Answer"].tolist() == frame["Answer"].tolist()
+    assert table.frame.index.tolist() == list(range(2, n + 2))
+
+
+def test_detection_finds_separator_and_encoding_of_written_file(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"ID": ["017"], "Question": ["Mi ez; az?"], "Answer": [TRICKY_ANSWER]})
+    for encoding in ("utf-8", "utf-8-sig", "cp1250"):
+        path = write_table(frame, tmp_path / f"{encoding}.csv", encoding=encoding)
+        table = read_table(path, required=["Question", "Answer"])
+        assert (table.encoding, table.separator) == (encoding, ";")
+        assert table.frame["ID"].tolist() == ["017"]
+        assert table.frame["Answer"].iloc[0] == TRICKY_ANSWER
+
+
+def test_write_table_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"ID": ["1"], "Question": ["q"]})
+    write_table(frame, tmp_path / "t.csv")
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+    not_in_cp1250 = pd.DataFrame({"ID": ["1"], "Question": ["日本"]})
+    with pytest.raises(UnicodeEncodeError):
+        write_table(not_in_cp1250, tmp_path / "t.csv", encoding="cp1250")
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+    assert (tmp_path / "t.csv").read_bytes() == b"ID;Question\r\n1;q\r\n"
+
+
+def test_xlsx_numbers_become_text_in_canonical_columns(tmp_path: Path) -> None:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["ID", "Question", "Answer", "Score"])
+    sheet.append([17, "Mikor?", 1848, 4.5])
+    sheet.append(["018", "Hol?", "Pest", 3])
+    book.save(tmp_path / "t.xlsx")
+    table = read_table(tmp_path / "t.xlsx", required=["Question", "Answer"])
+    assert table.sheet == "Sheet"
+    assert table.encoding is None and table.separator is None
+    assert table.frame["ID"].tolist() == ["17", "018"]
+    assert table.frame["Answer"].tolist() == ["1848", "Pest"]
+    assert table.frame["Score"].tolist() == [4.5, 3.0]
+
+
+def test_alias_key_ignores_case_spaces_and_underscores() -> None:
+    assert alias_key(" Reference  answer ") == alias_key("reference_answer") == "referenceanswer"
+
+
+def test_default_aliases_cover_the_original_study_headers() -> None:
+    headers = ["ID", "Riddle in HUN", "Answer", "Reference answer", "Justification2",
+               "ideal_reasoning_text", "Justification", "Topic"]  # fmt: skip
+    renamed = canonical_headers(headers, source="x.csv")
+    assert renamed == ["ID", "Question", "Answer", "Ref_Answer", "Reasoning", "Ref_Reasoning",
+                       "Justification", "Topic"]  # fmt: skip
+    assert set(DEFAULT_ALIASES.values()) <= set(CANONICAL_COLUMNS)
+
+
+def test_user_aliases_win_and_must_name_canonical_columns() -> None:
+    renamed = canonical_headers(["Azonosító", "Felelet"], source="x.csv",
+                                aliases={"azonosító": "ID", "FELELET": "Answer"})  # fmt: skip
+    assert renamed == ["ID", "Answer"]
+    with pytest.raises(ValueError, match="not one of"):
+        canonical_headers(["x"], source="x.csv", aliases={"x": "Score"})
+
+
+def test_user_alias_collision_names_both_columns(tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_text("ID;Kérdés;Question\n1;a;b\n", encoding="utf-8")
+    with pytest.raises(DataError) as caught:
+        read_table(path)
+    assert str(caught.value) == (
+        f"{path}: row 1, column C 'Question': maps to canonical column 'Question', "
+        "as does column B 'Kérdés'"
+    )
+
+
+def test_items_from_frame_splits_fields_and_meta(tmp_path: Path) -> None:
+    path = tmp_path / "items.csv"
+    path.write_text(
+        "ID;Question;Answer;Model;Human_Accuracy\n 017 ;Q1;A1;m-a;5\n18;Q2;A2;m-b;\n",
+        encoding="utf-8",
+    )
+    frame = read_table(path, required=["Question", "Answer"]).frame
+    items = items_from_frame(frame, ["Question", "Answer"], source="items.csv")
+    assert items[0] == Item(
+        id="017",
+        fields={"Question": "Q1", "Answer": "A1"},
+        meta={"Model": "m-a", "Human_Accuracy": 5, "source_row": 2, "source": "items.csv"},
+    )
+    assert items[1].meta["Human_Accuracy"] is None
+    assert type(items[0].meta["Human_Accuracy"]) is int
+
+
+def test_items_from_frame_validates_in_memory_frames() -> None:
+    frame = pd.DataFrame({"ID": ["1", "2", "1"], "Answer": ["a", "b", "c"]})
+    with pytest.raises(DataError) as caught:
+        items_from_frame(frame, ["Answer"], source="memory")
+    assert (
+        str(caught.value) == "memory: record 3, column A 'ID': duplicate ID '1' (also in record 1)"
+    )
+    frame = pd.DataFrame({"ID": ["1", "2"], "Answer": ["a", None]})
+    with pytest.raises(DataError, match=r"^<table>: record 2, column B 'Answer': empty cell"):
+        items_from_frame(frame, ["Answer"])
+    items = items_from_frame(frame, ["Answer"], allow_empty=True)
+    assert items[1].fields == {"Answer": ""}
+    with pytest.raises(DataError, match="required column 'Question' is missing"):
+        items_from_frame(frame, ["Question"])
+
+
+def test_optional_columns_may_be_absent_or_empty() -> None:
+    frame = pd.DataFrame({"ID": ["1", "2"], "Question": ["q1", "q2"], "Context": ["c", ""]})
+    items = items_from_frame(
+        frame, ["Question", "Context", "Answer"], optional=["Context", "Answer"]
+    )
+    assert [i.fields for i in items] == [
+        {"Question": "q1", "Context": "c"},
+        {"Question": "q2", "Context": ""},
+    ]
+    with pytest.raises(DataError, match="empty cell"):
+        items_from_frame(frame, ["Question", "Context"])
+
+
+def test_validate_frame_checks_in_documented_order() -> None:
+    frame = pd.DataFrame({"ID": ["", "1"], "Answer": [None, "x"]})
+    with pytest.raises(DataError, match="empty ID"):  # IDs before cells
+        validate_frame(frame, ["Answer"], source="m")
+
+
+def test_error_message_stays_on_one_line() -> None:
+    error = DataError("f.csv", "bad\nthing", row=3, column="Multi\nline", position=27)
+    assert str(error) == "f.csv: row 3, column AB 'Multi\\nline': bad\\nthing"
+    assert (column_letter(0), column_letter(25), column_letter(26), column_letter(701)) == (
+        "A", "Z", "AA", "ZZ"
+    )  # fmt: skip
+
+
+def test_non_numeric_extra_columns_stay_text(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("ID;Question;Label;Mixed\n1;q;5;5\n2;q;3;n/a\n", encoding="utf-8")
+    frame = read_table(path).frame
+    assert frame["Label"].tolist() == [5, 3]
+    assert frame["Mixed"].tolist() == ["5", "n/a"]

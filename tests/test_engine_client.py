@@ -1,0 +1,189 @@
+"""OpenAIJudge through the real openai client against the project's HTTP simulator."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from judgekit.engine import JudgeCallError, MissingAPIKeyError, OpenAIJudge, get_provider
+from judgekit.engine.client import retry_after_seconds
+from judgekit.engine.limits import AdaptiveThrottle
+from judgekit.engine.providers import PROVIDERS, structured_options
+from judgekit.rubrics import load_rubric
+from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.types import ChatRequest, Item
+
+RUBRIC = load_rubric("extent_rating")
+
+
+def _request(item_id: str = "1", **options: object) -> ChatRequest:
+    item = Item(item_id, {"Question": f"Question {item_id}?", "Answer": f"Answer {item_id}."})
+    return ChatRequest(messages=tuple(RUBRIC.render([item])), options={"temperature": 0, **options})
+
+
+def _judge(base_url: str, **kwargs: object) -> OpenAIJudge:
+    settings: dict[str, object] = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 2.0}
+    settings.update(kwargs)
+    return OpenAIJudge("sim-judge", base_url=base_url, provider="simulator", **settings)  # type: ignore[arg-type]
+
+
+def test_reply_carries_usage_logprobs_and_request_id() -> None:
+    with run_simulator(SimulatorConfig(oracle={"1": 7})) as sim:
+        reply = asyncio.run(_judge(sim.base_url).complete(_request(logprobs=True, top_logprobs=5)))
+    assert '"rating": 7' in reply.text
+    assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
+    assert reply.finish_reason == "stop" and reply.request_id
+    assert reply.http_attempts == 1 and reply.latency_s > 0
+    assert reply.top_logprobs is not None and all(len(step) == 5 for step in reply.top_logprobs)
+
+
+def test_server_errors_are_retried_then_succeed() -> None:
+    # Every body fails with 500 on some sightings; the simulator decides per (body, sighting).
+    with run_simulator(SimulatorConfig(error_500_rate=0.5, seed=3)) as sim:
+        judge = _judge(sim.base_url, max_retries=10)
+        replies = asyncio.run(_complete_all(judge, [_request(str(i)) for i in range(12)]))
+        outcomes = [entry.outcome for entry in sim.requests]
+    assert outcomes.count("error_500") > 0
+    assert sum(r.http_attempts for r in replies) == len(outcomes)
+    assert all(r.text for r in replies)
+
+
+async def _complete_all(judge: OpenAIJudge, requests: list[ChatRequest]) -> list:
+    try:
+        return list(await asyncio.gather(*(judge.complete(r) for r in requests)))
+    finally:
+        await judge.aclose()
+
+
+def test_gives_up_with_attempts_and_last_error() -> None:
+    with run_simulator(SimulatorConfig(error_500_rate=1.0)) as sim:
+        with pytest.raises(JudgeCallError) as caught:
+            asyncio.run(_judge(sim.base_url, max_retries=2).complete(_request()))
+        assert len(sim.requests) == 3
+    assert caught.value.attempts == 3 and caught.value.status_code == 500
+    assert not caught.value.fatal and "500" in caught.value.last_error
+
+
+@pytest.mark.parametrize(
+    "fault", [{"drop_rate": 0.3}, {"timeout_rate": 0.3, "timeout_sleep_s": 1.5}]
+)
+def test_dropped_connections_and_timeouts_are_retried(fault: dict) -> None:
+    with run_simulator(SimulatorConfig(seed=1, **fault)) as sim:
+        judge = _judge(sim.base_url, max_retries=8, timeout_s=0.5)
+        replies = asyncio.run(_complete_all(judge, [_request(str(i)) for i in range(6)]))
+        outcomes = [entry.outcome for entry in sim.requests]
+    assert {"dropped", "timeout"} & set(outcomes)
+    assert any(r.http_attempts > 1 for r in replies)
+    assert all('"rating"' in r.text for r in replies)
+
+
+def test_429_retry_after_is_honoured() -> None:
+    # One request per 1.5 s window: the second call is refused with Retry-After and must wait
+    # for it rather than for its own (tiny) backoff, so it succeeds on its second attempt.
+    config = SimulatorConfig(rate_limit_rpm=1, rate_window_s=1.5)
+    with run_simulator(config) as sim:
+        judge = _judge(sim.base_url, max_retries=3)
+
+        async def two_calls() -> tuple:
+            first = await judge.complete(_request("1"))
+            started = time.monotonic()
+            second = await judge.complete(_request("2"))
+            await judge.aclose()
+            return first, second, time.monotonic() - started
+
+        first, second, waited = asyncio.run(two_calls())
+        outcomes = [entry.outcome for entry in sim.requests]
+    assert outcomes == ["ok", "rate_limited", "ok"]
+    assert first.http_attempts == 1 and second.http_attempts == 2
+    assert waited >= 1.3
+    # halved by the 429, then one success after the cooldown gives back one step
+    assert judge.throttle.rate_limited_count == 1 and judge.throttle.factor == 0.5 + 1 / 32
+
+
+def test_retry_after_header_forms() -> None:
+    assert retry_after_seconds({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after_seconds({"retry-after": "3"}) == 3.0
+    assert retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert retry_after_seconds({}) is None
+
+
+def test_adaptive_throttle_halves_once_per_wave_and_recovers() -> None:
+    throttle = AdaptiveThrottle(8, cut_cooldown_s=0.05, recovery_step=0.25)
+    throttle.on_rate_limited()
+    throttle.on_rate_limited()  # same wave: no second cut
+    assert throttle.factor == 0.5 and throttle.concurrency_limit == 4
+    throttle.on_success()  # still cooling down
+    assert throttle.factor == 0.5
+    time.sleep(0.06)
+    throttle.on_success()
+    throttle.on_success()
+    assert throttle.factor == 1.0 and throttle.concurrency_limit == 8
+
+
+def test_concurrency_cap_is_respected() -> None:
+    with run_simulator(SimulatorConfig(latency_s=0.1)) as sim:
+        judge = _judge(sim.base_url, max_concurrency=2)
+        started = time.monotonic()
+        asyncio.run(_complete_all(judge, [_request(str(i)) for i in range(6)]))
+        elapsed = time.monotonic() - started
+    assert elapsed >= 0.3  # 6 requests of 0.1 s, two at a time
+
+
+def test_request_budget_paces_requests() -> None:
+    with run_simulator(SimulatorConfig()) as sim:
+        judge = _judge(sim.base_url, requests_per_minute=120)  # 2 per second
+        started = time.monotonic()
+        asyncio.run(_complete_all(judge, [_request(str(i)) for i in range(4)]))
+        elapsed = time.monotonic() - started
+    # 120/min = a bucket of 2 per second: two at once, then one every 0.5 s
+    assert elapsed >= 0.9
+
+
+def test_key_never_in_repr_or_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    canary = "sk-canary-7f3a9c1e55d2"
+    monkeypatch.setenv("OPENAI_API_KEY", canary)
+    with run_simulator(SimulatorConfig(error_500_rate=1.0)) as sim:
+        judge = OpenAIJudge("sim-judge", base_url=sim.base_url, max_retries=0)
+        assert canary not in repr(judge) and canary not in str(vars(judge).get("preset"))
+        with pytest.raises(JudgeCallError) as caught:
+            asyncio.run(judge.complete(_request()))
+    assert canary not in str(caught.value)
+    assert judge._redact(f"Incorrect API key provided: {canary}") == (
+        "Incorrect API key provided: [key]"
+    )
+
+
+def test_missing_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    judge = OpenAIJudge("gemini-2.5-flash", provider="gemini")
+    with pytest.raises(MissingAPIKeyError, match="GEMINI_API_KEY"):
+        asyncio.run(judge.complete(_request()))
+
+
+def test_base_url_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+    assert OpenAIJudge("m", api_key="x").base_url == "http://127.0.0.1:1/v1"
+    assert OpenAIJudge("m", provider="ollama").base_url == "http://localhost:11434/v1"
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    with pytest.raises(ValueError, match="needs base_url"):
+        OpenAIJudge("m", provider="azure", api_key="x")
+    with pytest.raises(ValueError, match="unknown provider"):
+        get_provider("nonesuch")
+
+
+def test_every_preset_documents_its_assumptions() -> None:
+    for preset in PROVIDERS.values():
+        assert preset.notes and preset.api_key_env
+    schema = RUBRIC.response_schema(["1"])
+    assert structured_options("guided_json", schema) == {"extra_body": {"guided_json": schema}}
+    assert structured_options("json_object_schema", schema)["response_format"] == {
+        "type": "json_object",
+        "schema": schema,
+    }
+    sent = structured_options("json_schema", schema)["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == schema
+    with pytest.raises(ValueError):
+        structured_options("none", schema)
