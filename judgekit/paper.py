@@ -246,7 +246,9 @@ def _finish(partial: Path, target: Path, record: dict[str, Any]) -> None:
     record["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     notebook.metadata["judgekit"] = {"provenance": record}
     lines = ["**Provenance** (recorded by `judgekit.paper`; secrets are never recorded)", ""]
-    lines += [f"- git commit: `{record['git_commit']}`" + (" (dirty)" if record["git_dirty"] else "")]
+    lines += [
+        f"- git commit: `{record['git_commit']}`" + (" (dirty)" if record["git_dirty"] else "")
+    ]
     lines += [f"- python {record['python']} on {record['platform']}"]
     lines += ["- packages: " + ", ".join(f"{k} {v}" for k, v in record["packages"].items())]
     lines += [f"- parameters: `{json.dumps(record['parameters'], default=str)}`"]

@@ -23,7 +23,10 @@ from judgekit.types import ChatRequest, Item
 
 FAST = PollPolicy(initial_s=0.02, factor=1.5, max_interval_s=0.1, timeout_s=20)
 ITEMS = [
-    Item(str(100 + i), {"Question": f"Riddle {i}?", "Answer": f"answer {i}", "Ref_Answer": f"ref {i}"})
+    Item(
+        str(100 + i),
+        {"Question": f"Riddle {i}?", "Answer": f"answer {i}", "Ref_Answer": f"ref {i}"},
+    )
     for i in range(12)
 ]
 ORACLE = {item.id: (0, 3, 5)[i % 3] for i, item in enumerate(ITEMS)}
@@ -34,22 +37,43 @@ TIMING = ["latency_s", "cached_tokens"]
 
 def online_table(config: SimulatorConfig, tmp_path: Path, **options) -> tuple[pd.DataFrame, dict]:
     with run_simulator(config) as sim:
-        client = OpenAIJudge("sim-judge", base_url=sim.base_url, api_key="sk-test", backoff_base_s=0.01)
-        table = judge(ITEMS, load_rubric("riddle_accuracy"), client, store=tmp_path / "online.sqlite", progress=False, **options)
+        client = OpenAIJudge(
+            "sim-judge", base_url=sim.base_url, api_key="sk-test", backoff_base_s=0.01
+        )
+        table = judge(
+            ITEMS,
+            load_rubric("riddle_accuracy"),
+            client,
+            store=tmp_path / "online.sqlite",
+            progress=False,
+            **options,
+        )
         return table, sim.stats()
 
 
 def batch_table(config: SimulatorConfig, store: Path, **options) -> tuple[pd.DataFrame, dict]:
     with run_simulator(config) as sim:
         client = OpenAIJudge("sim-judge", base_url=sim.base_url, api_key="sk-test")
-        table = batch_judge(ITEMS, load_rubric("riddle_accuracy"), client, store=store, poll=FAST, **options)
+        table = batch_judge(
+            ITEMS, load_rubric("riddle_accuracy"), client, store=store, poll=FAST, **options
+        )
         return table, sim.stats()
 
 
 @pytest.mark.parametrize("structured", [False, True])
 def test_batch_table_equals_the_online_table(tmp_path: Path, structured: bool) -> None:
-    config = SimulatorConfig(oracle=ORACLE, seed=3, malformed={"missing_rows": 0.5, "duplicate_id": 0.3, "fence": 0.3}, batch_delay_s=0.05)
-    options = {"batch_size": 4, "runs": 2, "variants": ("base", "paraphrase_1"), "structured": structured}
+    config = SimulatorConfig(
+        oracle=ORACLE,
+        seed=3,
+        malformed={"missing_rows": 0.5, "duplicate_id": 0.3, "fence": 0.3},
+        batch_delay_s=0.05,
+    )
+    options = {
+        "batch_size": 4,
+        "runs": 2,
+        "variants": ("base", "paraphrase_1"),
+        "structured": structured,
+    }
     online, online_stats = online_table(config, tmp_path, **options)
     batched, stats = batch_table(config, tmp_path / "batch.sqlite", **options)
     assert (online["attempt"] > 1).any()  # the malformations forced re-asks in both modes
@@ -93,7 +117,15 @@ def test_failed_lines_are_retried_then_recorded_as_errors(tmp_path: Path) -> Non
     flaky = SimulatorConfig(oracle=ORACLE, error_500_rate=0.5, seed=8, batch_delay_s=0.0)
     with run_simulator(flaky) as sim:
         client = OpenAIJudge("sim-judge", base_url=sim.base_url, api_key="sk-test")
-        table = batch_judge(ITEMS, load_rubric("riddle_accuracy"), client, store=tmp_path / "f.sqlite", poll=FAST, batch_size=2, max_line_retries=3)
+        table = batch_judge(
+            ITEMS,
+            load_rubric("riddle_accuracy"),
+            client,
+            store=tmp_path / "f.sqlite",
+            poll=FAST,
+            batch_size=2,
+            max_line_retries=3,
+        )
         tries: dict[str, list[str]] = {}
         for entry in sim.requests:
             tries.setdefault(entry.body_hash, []).append(entry.outcome)
@@ -114,18 +146,43 @@ def test_jsonl_lines_and_custom_ids(tmp_path: Path) -> None:
         messages=({"role": "user", "content": "hi"},),
         options={"temperature": 0.0, "extra_body": {"guided_json": {"type": "object"}}},
     )
-    key = RequestKey(model="m", rubric="riddle_accuracy", variant="base", run=2, attempt=1, request=request)
+    key = RequestKey(
+        model="m", rubric="riddle_accuracy", variant="base", run=2, attempt=1, request=request
+    )
     path = write_batch_jsonl([PendingRequest(key, batch_index=3)], tmp_path / "in.jsonl")
     (line,) = [json.loads(raw) for raw in path.read_text().splitlines()]
     assert line["custom_id"] == f"riddle_accuracy/base/run2/batch3/attempt1/{key.hash}"
     assert line["url"] == "/v1/chat/completions" and line["method"] == "POST"
-    assert line["body"] == {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0, "guided_json": {"type": "object"}}
-    reply, error = reply_from_result({"custom_id": "x", "response": {"status_code": 429, "body": {"error": {"message": "slow down"}}}, "error": None})
+    assert line["body"] == {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "temperature": 0.0,
+        "guided_json": {"type": "object"},
+    }
+    reply, error = reply_from_result(
+        {
+            "custom_id": "x",
+            "response": {"status_code": 429, "body": {"error": {"message": "slow down"}}},
+            "error": None,
+        }
+    )
     assert reply is None and error == "batch line HTTP 429: slow down"
-    reply, error = reply_from_result({"custom_id": "x", "response": None, "error": {"code": "batch_expired", "message": "expired"}})
+    reply, error = reply_from_result(
+        {
+            "custom_id": "x",
+            "response": None,
+            "error": {"code": "batch_expired", "message": "expired"},
+        }
+    )
     assert reply is None and "batch_expired" in error
 
 
 def test_reserved_options_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="offline"):
-        batch_judge(ITEMS, load_rubric("riddle_accuracy"), OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key="x"), store=ResponseStore(tmp_path / "x.sqlite"), offline=True)
+        batch_judge(
+            ITEMS,
+            load_rubric("riddle_accuracy"),
+            OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key="x"),
+            store=ResponseStore(tmp_path / "x.sqlite"),
+            offline=True,
+        )

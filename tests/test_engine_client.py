@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
 import time
 
 import pytest
@@ -146,7 +147,9 @@ def test_key_never_in_repr_or_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", canary)
     with run_simulator(SimulatorConfig(error_500_rate=1.0)) as sim:
         judge = OpenAIJudge("sim-judge", base_url=sim.base_url, max_retries=0)
-        assert canary not in repr(judge) and canary not in str(vars(judge).get("preset"))
+        assert canary not in repr(judge) and canary not in repr(vars(judge))
+        with pytest.raises(TypeError, match="never pickled"):
+            pickle.dumps(judge)
         with pytest.raises(JudgeCallError) as caught:
             asyncio.run(judge.complete(_request()))
     assert canary not in str(caught.value)

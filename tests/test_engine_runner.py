@@ -11,6 +11,7 @@ import pytest
 
 from judgekit.engine import (
     ALL_COLUMNS,
+    JudgeCallError,
     OfflineStoreMissError,
     OpenAIJudge,
     ResponseStore,
@@ -24,6 +25,8 @@ from judgekit.types import JUDGMENT_COLUMNS, Item, Status
 
 ACCURACY = load_rubric("riddle_accuracy")
 EXTENT = load_rubric("extent_rating")
+DIRECT = load_rubric("direct_scoring")
+FACTUAL = load_rubric("factual_accuracy")
 
 
 def riddle_items(n: int, *, answers: dict[str, str] | None = None) -> list[Item]:
@@ -46,6 +49,12 @@ def extent_items(n: int) -> list[Item]:
         Item(str(i), {"Question": f"Question {i}?", "Answer": f"Answer {i}."})
         for i in range(1, n + 1)
     ]
+
+
+def items_for(rubric, n: int) -> list[Item]:  # type: ignore[no-untyped-def]
+    if rubric is ACCURACY or rubric is FACTUAL:
+        return riddle_items(n)
+    return extent_items(n)
 
 
 def oracle(n: int, values: tuple[int, ...] = (0, 3, 5)) -> dict[str, float]:
@@ -87,6 +96,9 @@ STATUS_CASES = [
     ("out_of_range", ACCURACY, {"malformed": {"out_of_range": 1.0}}, {}),
     ("unparseable", EXTENT, {"malformed": {"truncated": 1.0}}, {}),
     ("error", ACCURACY, {"error_500_rate": 1.0}, {"max_retries": 1}),
+    ("inconsistent", DIRECT, {"malformed": {"out_of_range": 1.0}}, {}),
+    ("ok", FACTUAL, {}, {}),
+    ("out_of_range", FACTUAL, {"malformed": {"out_of_range": 1.0}}, {}),
 ]
 
 
@@ -95,7 +107,7 @@ STATUS_CASES = [
 def test_every_status_is_produced_and_recorded(
     tmp_path, status, rubric, faults, client_kwargs, structured
 ) -> None:
-    items = riddle_items(3) if rubric is ACCURACY else extent_items(3)
+    items = items_for(rubric, 3)
     with run_simulator(SimulatorConfig(**faults)) as sim:
         table = run(
             items,
@@ -286,7 +298,7 @@ def test_canary_key_is_written_nowhere(tmp_path, monkeypatch) -> None:
     try:
         with run_simulator(SimulatorConfig(error_500_rate=0.3, seed=1)) as sim:
             judge_client = OpenAIJudge("sim-judge", base_url=sim.base_url, backoff_base_s=0.01)
-            assert judge_client._api_key == canary  # the key really was picked up and sent
+            assert judge_client._api_key.reveal() == canary  # the key really was picked up and sent
             store = ResponseStore(tmp_path / "s.sqlite")
             table = judge(
                 riddle_items(6), ACCURACY, judge_client, batch_size=2, store=store, progress=False
@@ -378,6 +390,7 @@ def test_shuffle_changes_order_per_run_not_per_variant() -> None:
     assert order[("base", 1)] == order[("paraphrase_1", 1)]
     assert order[("base", 1)] != order[("base", 2)]
     assert sorted(order[("base", 1)]) == sorted(str(i) for i in range(1, 9))
+    assert (table["shuffle_seed"] == 1).all() and table.columns[-1] == "shuffle_seed"
 
 
 def test_estimate_is_printed_and_priced(capsys) -> None:
@@ -425,3 +438,51 @@ def test_details_column_is_json() -> None:
         table = run(riddle_items(2), ACCURACY, sim, max_reasks=0, structured=False)
     for text in table["details"]:
         json.loads(text)
+
+
+def test_rate_limited_endpoint_is_judged_completely(tmp_path) -> None:
+    truth = oracle(12)
+    config = SimulatorConfig(oracle=truth, rate_limit_rpm=3, rate_window_s=0.5)
+    with run_simulator(config) as sim:
+        judge_client = client(sim, max_concurrency=6)
+        table = judge(riddle_items(12), ACCURACY, judge_client, batch_size=2, progress=False)
+        outcomes = [e.outcome for e in sim.requests]
+    assert outcomes.count("rate_limited") > 0 and outcomes.count("ok") == 6
+    assert dict(zip(table["item_id"], table["score"], strict=True)) == truth
+    assert table["http_attempts"].max() > 1
+    assert judge_client.throttle.rate_limited_count == outcomes.count("rate_limited")
+
+
+def test_token_budget_holds_requests_back() -> None:
+    import time
+
+    from judgekit.engine.tokens import estimate_message_tokens
+
+    items = riddle_items(4)
+    charged = sum(
+        estimate_message_tokens(ACCURACY.render([item], batch_label="rows 1-1")) for item in items
+    )
+    budget = 24_000  # per minute: a bucket of 4,000 tokens refilled at 400 per second
+    with run_simulator(SimulatorConfig()) as sim:
+        started = time.monotonic()
+        run(
+            items,
+            ACCURACY,
+            sim,
+            batch_size=1,
+            structured=False,
+            client_kwargs={"tokens_per_minute": budget},
+        )
+        elapsed = time.monotonic() - started
+    assert charged > 4_000
+    assert elapsed >= (charged - 4_000) / 400 * 0.8
+
+
+def test_fatal_errors_stop_the_run_instead_of_filling_it_with_errors() -> None:
+    with run_simulator(SimulatorConfig()) as sim:
+        broken = OpenAIJudge(
+            "sim-judge", base_url=sim.base_url + "/no-such-api", provider="simulator"
+        )
+        with pytest.raises(JudgeCallError, match="404") as caught:
+            judge(riddle_items(6), ACCURACY, broken, batch_size=2, progress=False)
+    assert caught.value.fatal and caught.value.attempts == 1

@@ -220,6 +220,11 @@ STATUS_READINGS = [
         },
     ),
     (
+        "json record repeats its score",
+        JSON_OK.replace('"score": 5', '"score": 5, "score": 3'),
+        {"17": (Status.DUPLICATE, None), "18": (Status.OK, 0.0), "19": (Status.OK, 3.0)},
+    ),
+    (
         "json foreign id",
         JSON_OK.replace("]}", ', {"id": "x", "score": 5}]}'),
         {

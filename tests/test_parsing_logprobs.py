@@ -151,6 +151,13 @@ def test_batch_lines() -> None:
     assert result == {"17": pytest.approx(4.45 / 0.95), "18": pytest.approx(1.5), "19": None}
 
 
+def test_batch_ids_that_start_with_id_and_id_prefixes() -> None:
+    top = reply(
+        fixed("id3,"), choice(("5", 0.5), ("3", 0.5)), fixed("\nID: 17,"), choice(("0", 1.0))
+    )
+    assert expected_scores_by_id(top, ACCURACY, ["id3", "17"]) == {"id3": 4.0, "17": 0.0}
+
+
 def test_batch_duplicate_line_gives_none() -> None:
     top = reply(
         fixed("17,"),

@@ -47,14 +47,14 @@ PROSE_WORDS = st.text(alphabet=string.ascii_letters + "áéőű", min_size=1, ma
 
 @st.composite
 def prose_lines(draw: st.DrawFn, batch: dict[str, int]) -> str:
-    """A sentence that starts and ends with a word; it may quote a score line inside."""
+    """A sentence that starts with a word and may quote a score line inside or at its end."""
     words = draw(st.lists(PROSE_WORDS, min_size=1, max_size=6))
+    if words[0].casefold() == "id":  # "ID 17,5" is a score line with an ID prefix, not prose
+        words[0] = "Idea"
     if draw(st.booleans()):
         item_id = draw(st.sampled_from(sorted(batch)))
-        words.insert(
-            draw(st.integers(1, len(words))), f"{item_id},{draw(st.sampled_from(WRITTEN_VALUES))}"
-        )
-        words.append(draw(PROSE_WORDS))
+        quoted = f"{item_id},{draw(st.sampled_from(WRITTEN_VALUES))}"
+        words.insert(draw(st.integers(1, len(words))), quoted)
     return " ".join(words)
 
 

@@ -78,6 +78,20 @@ RATING_CASES = [
         {"reason_before_rating"},
     ),
     ("python dict", "{'rating': 7, 'reason': 'Mostly.'}", Status.OK, 7.0, {"python_dict"}),
+    (
+        "repeated key, same",
+        '{"rating": 7, "rating": 7, "reason": "x"}',
+        Status.OK,
+        7.0,
+        {"repeated_json"},
+    ),
+    (
+        "repeated key, different",
+        '{"rating": 0, "rating": 7, "reason": "x"}',
+        Status.DUPLICATE,
+        None,
+        set(),
+    ),
     ("trailing comma", '{"rating": 7, "reason": "Mostly.",}', Status.OK, 7.0, {"python_dict"}),
     (
         "repeated",
@@ -186,6 +200,20 @@ SCORE_LINE_CASES = [
     ("text after", "Correct.\nSCORE: 4\nThanks for asking.", Status.OK, 4.0, {"text_after_score"}),
     ("crlf", "Correct.\r\nSCORE: 4\r\n", Status.OK, 4.0, {"crlf"}),
     ("json form", '{"explanation": "Correct.", "score": 3}', Status.OK, 3.0, set()),
+    (
+        "json repeated key",
+        '{"explanation": "x", "score": 1, "score": 3}',
+        Status.DUPLICATE,
+        None,
+        set(),
+    ),
+    (
+        "two json answers",
+        '{"score": 1}\n{"score": 3}',
+        Status.OK,
+        3.0,
+        {"multiple_score_lines", "prose_around_json"},
+    ),
     (
         "fenced json form",
         '```json\n{"explanation": "Correct.", "score": "3"}\n```',
@@ -330,6 +358,13 @@ def test_direct_scoring_inconsistencies(change: str, problem: str) -> None:
     assert verdict.score is None
     assert problem in verdict.reason
     assert any(problem in p for p in verdict.details["problems"])
+
+
+def test_direct_scoring_repeated_key_with_different_values() -> None:
+    text = json.dumps(evaluation()).replace('"overallScore"', '"overallScore": 1, "overallScore"')
+    (verdict,) = direct(text).verdicts
+    assert verdict.status is Status.INCONSISTENT
+    assert "'overallScore' is given more than once" in verdict.reason
 
 
 def test_direct_scoring_details_carry_the_recomputed_overall() -> None:

@@ -21,8 +21,12 @@ SYSTEM = "Score each answer on the scale (0 / 3 / 5). Reply with one ID,score li
 
 
 def batch_user(items: dict[str, str]) -> str:
-    blocks = "\n".join(f'<item id="{i}">\n<Answer>{text}</Answer>\n</item>' for i, text in items.items())
-    return f"Batch rows 1-{len(items)} ({len(items)} rows). Expected IDs: {', '.join(items)}\n{blocks}"
+    blocks = "\n".join(
+        f'<item id="{i}">\n<Answer>{text}</Answer>\n</item>' for i, text in items.items()
+    )
+    return (
+        f"Batch rows 1-{len(items)} ({len(items)} rows). Expected IDs: {', '.join(items)}\n{blocks}"
+    )
 
 
 def messages(items: dict[str, str], system: str = SYSTEM) -> list[dict[str, str]]:
@@ -38,7 +42,9 @@ def test_models_and_plain_id_score_reply_follow_the_oracle() -> None:
         client = client_for(sim)
         assert sim.base_url.startswith("http://127.0.0.1:") and sim.base_url.endswith("/v1")
         assert [m.id for m in client.models.list().data] == ["sim-judge"]
-        reply = client.chat.completions.create(model="judge-x", messages=messages({"17": "a", "18": "b", "19": "c"}))
+        reply = client.chat.completions.create(
+            model="judge-x", messages=messages({"17": "a", "18": "b", "19": "c"})
+        )
         assert reply.choices[0].message.content == "17,5\n18,0\n19,3"
         assert reply.choices[0].finish_reason == "stop"
         assert reply.model == "judge-x"
@@ -54,7 +60,11 @@ def test_hash_scores_are_on_the_scale_and_depend_only_on_text() -> None:
     items = {str(i): f"answer number {i}" for i in range(1, 41)}
     with run_simulator(SimulatorConfig(seed=7)) as sim:
         client = client_for(sim)
-        text = client.chat.completions.create(model="m", messages=messages(items)).choices[0].message.content
+        text = (
+            client.chat.completions.create(model="m", messages=messages(items))
+            .choices[0]
+            .message.content
+        )
         scores = dict(line.split(",") for line in text.splitlines())
         assert set(scores) == set(items)
         assert set(scores.values()) <= {"0", "3", "5"}
@@ -72,12 +82,18 @@ def test_json_schema_reply_uses_schema_ids_and_scale() -> None:
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "properties": {"id": {"type": "string", "enum": ["a1", "a2"]}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5, 6, 7]}},
+                    "properties": {
+                        "id": {"type": "string", "enum": ["a1", "a2"]},
+                        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5, 6, 7]},
+                    },
                 },
             }
         },
     }
-    response_format = {"type": "json_schema", "json_schema": {"name": "r", "schema": schema, "strict": True}}
+    response_format = {
+        "type": "json_schema",
+        "json_schema": {"name": "r", "schema": schema, "strict": True},
+    }
     with run_simulator(SimulatorConfig(seed=1)) as sim:
         client = client_for(sim)
         for options in (
@@ -85,7 +101,9 @@ def test_json_schema_reply_uses_schema_ids_and_scale() -> None:
             {"response_format": {"type": "json_object", "schema": schema}},
             {"extra_body": {"guided_json": schema}},
         ):
-            reply = client.chat.completions.create(model="m", messages=messages({"a1": "x", "a2": "y"}, "Score."), **options)
+            reply = client.chat.completions.create(
+                model="m", messages=messages({"a1": "x", "a2": "y"}, "Score."), **options
+            )
             data = json.loads(reply.choices[0].message.content)
             assert [e["id"] for e in data["scores"]] == ["a1", "a2"]
             assert all(e["score"] in range(1, 8) for e in data["scores"])
@@ -114,7 +132,7 @@ def test_cached_tokens_count_a_repeated_system_prefix() -> None:
 
 
 def test_logprobs_put_the_score_first_and_split_ten_into_two_tokens() -> None:
-    system = 'Rate it. Reply with JSON {"rating": n, "reason": "..."}; "rating" is an integer from 0 to 10.'
+    system = 'Reply with JSON {"rating": n, "reason": "..."}; "rating": an integer from 0 to 10.'
     with run_simulator(SimulatorConfig(oracle={"q": 10}, logprob_confidence=0.9)) as sim:
         reply = client_for(sim).chat.completions.create(
             model="m", messages=messages({"q": "text"}, system), logprobs=True, top_logprobs=5
@@ -150,33 +168,52 @@ def test_async_client_many_concurrent_requests_are_all_logged() -> None:
     async def go(base_url: str) -> list[str]:
         async with openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0) as client:
             replies = await asyncio.gather(
-                *(client.chat.completions.create(model="m", messages=messages({str(i): f"t{i}"})) for i in range(30))
+                *(
+                    client.chat.completions.create(model="m", messages=messages({str(i): f"t{i}"}))
+                    for i in range(20)
+                )
             )
         return [r.choices[0].message.content for r in replies]
 
-    with run_simulator(SimulatorConfig(latency_s=0.05)) as sim:
+    with run_simulator(SimulatorConfig(latency_s=0.5)) as sim:
         started = time.perf_counter()
         texts = asyncio.run(go(sim.base_url))
         elapsed = time.perf_counter() - started
-        assert [t.split(",")[0] for t in texts] == [str(i) for i in range(30)]
-        assert len(sim.requests) == 30 and sim.stats()["requests"] == 30
-        assert elapsed < 30 * 0.05  # served concurrently, not one after another
+        assert [t.split(",")[0] for t in texts] == [str(i) for i in range(20)]
+        assert len(sim.requests) == 20 and sim.stats()["requests"] == 20
+        assert 0.5 <= elapsed < 20 * 0.5 / 2  # served concurrently, not one after another
         sim.reset_stats()
         assert sim.stats()["requests"] == 0 and len(sim.requests) == 0
 
 
 def test_files_and_batches_endpoints_with_the_sync_client() -> None:
-    line = {"custom_id": "c1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": messages({"7": "x"})}}
+    line = {
+        "custom_id": "c1",
+        "method": "POST",
+        "url": "/v1/chat/completions",
+        "body": {"model": "m", "messages": messages({"7": "x"})},
+    }
     with run_simulator(SimulatorConfig(oracle={"7": 3}, batch_polls_to_complete=2)) as sim:
         client = client_for(sim)
-        uploaded = client.files.create(file=("in.jsonl", io.BytesIO((json.dumps(line) + "\n").encode())), purpose="batch")
+        uploaded = client.files.create(
+            file=("in.jsonl", io.BytesIO((json.dumps(line) + "\n").encode())), purpose="batch"
+        )
         assert client.files.retrieve(uploaded.id).filename == "in.jsonl"
         assert json.loads(client.files.content(uploaded.id).text) == line
-        batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h", metadata={"k": "v"})
+        batch = client.batches.create(
+            input_file_id=uploaded.id,
+            endpoint="/v1/chat/completions",
+            completion_window="24h",
+            metadata={"k": "v"},
+        )
         assert batch.status == "validating" and batch.metadata == {"k": "v"}
         assert client.batches.retrieve(batch.id).status == "in_progress"
         done = client.batches.retrieve(batch.id)
-        assert done.status == "completed" and done.request_counts.completed == 1 and done.error_file_id is None
+        assert (
+            done.status == "completed"
+            and done.request_counts.completed == 1
+            and done.error_file_id is None
+        )
         output = json.loads(client.files.content(done.output_file_id).text)
         assert output["custom_id"] == "c1" and output["response"]["status_code"] == 200
         assert output["response"]["body"]["choices"][0]["message"]["content"] == "7,3"
@@ -184,29 +221,53 @@ def test_files_and_batches_endpoints_with_the_sync_client() -> None:
 
 
 def test_batch_validation_failure_and_cancel() -> None:
-    good = {"custom_id": "a", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": messages({"1": "x"})}}
+    good = {
+        "custom_id": "a",
+        "method": "POST",
+        "url": "/v1/chat/completions",
+        "body": {"model": "m", "messages": messages({"1": "x"})},
+    }
     with run_simulator(SimulatorConfig(batch_delay_s=60)) as sim:
         client = client_for(sim)
         duplicated = (json.dumps(good) + "\n") * 2
-        bad = client.files.create(file=("bad.jsonl", io.BytesIO(duplicated.encode())), purpose="batch")
-        failed = client.batches.create(input_file_id=bad.id, endpoint="/v1/chat/completions", completion_window="24h")
+        bad = client.files.create(
+            file=("bad.jsonl", io.BytesIO(duplicated.encode())), purpose="batch"
+        )
+        failed = client.batches.create(
+            input_file_id=bad.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
         assert failed.status == "failed" and failed.errors.data[0].code == "duplicate_custom_id"
-        ok = client.files.create(file=("ok.jsonl", io.BytesIO(json.dumps(good).encode())), purpose="batch")
-        batch = client.batches.create(input_file_id=ok.id, endpoint="/v1/chat/completions", completion_window="24h")
+        ok = client.files.create(
+            file=("ok.jsonl", io.BytesIO(json.dumps(good).encode())), purpose="batch"
+        )
+        batch = client.batches.create(
+            input_file_id=ok.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
         assert client.batches.cancel(batch.id).status == "cancelled"
         with pytest.raises(openai.NotFoundError):
             client.batches.retrieve("batch-nope")
         with pytest.raises(openai.BadRequestError):
-            client.batches.create(input_file_id="file-nope", endpoint="/v1/chat/completions", completion_window="24h")
+            client.batches.create(
+                input_file_id="file-nope", endpoint="/v1/chat/completions", completion_window="24h"
+            )
 
 
 def test_async_client_batch_round_trip() -> None:
-    line = {"custom_id": "x", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": messages({"5": "y"})}}
+    line = {
+        "custom_id": "x",
+        "method": "POST",
+        "url": "/v1/chat/completions",
+        "body": {"model": "m", "messages": messages({"5": "y"})},
+    }
 
     async def go(base_url: str) -> str:
         async with openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0) as client:
-            uploaded = await client.files.create(file=("in.jsonl", json.dumps(line).encode()), purpose="batch")
-            batch = await client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h")
+            uploaded = await client.files.create(
+                file=("in.jsonl", json.dumps(line).encode()), purpose="batch"
+            )
+            batch = await client.batches.create(
+                input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
             while batch.status not in ("completed", "failed"):
                 await asyncio.sleep(0.02)
                 batch = await client.batches.retrieve(batch.id)
@@ -243,7 +304,8 @@ def test_shutdown_leaves_no_threads_even_with_a_sleeping_request() -> None:
 def test_yaml_config_and_oracle_csv(tmp_path: Path) -> None:
     (tmp_path / "oracle.csv").write_text("ID,score\n1,5\n2,0\n", encoding="utf-8")
     (tmp_path / "sim.yaml").write_text(
-        "seed: 3\noracle_csv: oracle.csv\noracle: {'3': 3}\nmalformed: {fence: 0.5}\nscale: [0, 3, 5]\n",
+        "seed: 3\noracle_csv: oracle.csv\noracle: {'3': 3}\n"
+        "malformed: {fence: 0.5}\nscale: [0, 3, 5]\n",
         encoding="utf-8",
     )
     config = load_config(tmp_path / "sim.yaml")

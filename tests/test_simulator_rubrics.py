@@ -37,7 +37,9 @@ _CLIENTS: dict[str, openai.OpenAI] = {}
 
 
 def ask(sim, rubric, items, *, variant="base", mode="none"):
-    messages = rubric.render(items, variant=variant, structured=mode != "none", batch_label="rows 1-5")
+    messages = rubric.render(
+        items, variant=variant, structured=mode != "none", batch_label="rows 1-5"
+    )
     options = {}
     if mode != "none":
         options = structured_options(mode, rubric.response_schema([i.id for i in items]), "reply")

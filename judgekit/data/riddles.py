@@ -185,8 +185,8 @@ def load_riddles_v2_scores(
 ) -> pd.DataFrame:
     """Load the v2 scores (600 outputs x 5 raters x 3 dimensions) as a long table.
 
-    The file's ``Expected`` column holds the topic and is shifted by one row at most topic
-    boundaries; ``topic`` is therefore the most common ``Expected`` value among the six
+    The file's ``Expected`` column holds the topic and is shifted by one row at 8 of
+    the 9 topic boundaries; ``topic`` is therefore the most common ``Expected`` value among the six
     outputs of the same riddle, and ``topic_as_written`` keeps the cell as it is.
 
     Args:

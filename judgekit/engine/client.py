@@ -36,6 +36,25 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _FATAL_STATUS = frozenset({401, 403, 404})
 
 
+class _SecretKey:
+    """An API key that cannot leak through ``repr``, ``vars`` dumps or pickling."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The key itself, for the HTTP client only."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "<api key hidden>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("API keys are never pickled; pass the key through the environment")
+
+
 class MissingAPIKeyError(ValueError):
     """No API key was given or found in the environment."""
 
@@ -180,11 +199,11 @@ class OpenAIJudge:
             return self.preset.base_url
         raise ValueError(f"provider {self.preset.name!r} needs base_url (or OPENAI_BASE_URL)")
 
-    def _resolve_key(self, api_key: str | None) -> str | None:
+    def _resolve_key(self, api_key: str | None) -> _SecretKey | None:
         key = api_key or os.environ.get(self.preset.api_key_env) or os.environ.get("OPENAI_API_KEY")
         if key:
-            return key
-        return None if self.preset.key_required else PLACEHOLDER_KEY
+            return _SecretKey(key)
+        return None if self.preset.key_required else _SecretKey(PLACEHOLDER_KEY)
 
     def __repr__(self) -> str:
         return (
@@ -218,8 +237,8 @@ class OpenAIJudge:
         return self.preset.max_tokens_param
 
     def _redact(self, text: str) -> str:
-        if self._api_key and self._api_key != PLACEHOLDER_KEY:
-            text = text.replace(self._api_key, "[key]")
+        if self._api_key is not None and self._api_key.reveal() != PLACEHOLDER_KEY:
+            text = text.replace(self._api_key.reveal(), "[key]")
         return _KEY_PATTERN.sub("[key]", text)
 
     def _client(self) -> openai.AsyncOpenAI:
@@ -231,7 +250,7 @@ class OpenAIJudge:
                     f"{self.preset.api_key_env} (or OPENAI_API_KEY) in the environment"
                 )
             self._sdk = openai.AsyncOpenAI(
-                api_key=self._api_key,
+                api_key=self._api_key.reveal(),
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=self.timeout_s,

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from judgekit.data import Batch, make_batches
 from judgekit.engine.estimate import CostEstimate, estimate_cost
+from judgekit.engine.ordering import order_items
 from judgekit.engine.rows import ALL_COLUMNS, judge_items
 from judgekit.engine.session import JudgeSession, JudgeSettings, describe_options
 from judgekit.engine.store import ResponseStore
@@ -81,14 +81,6 @@ def register_mode(name: str, runner: ModeRunner) -> None:
     MODES[name] = runner
 
 
-def order_items(items: Sequence[Item], run: int, shuffle_seed: int | None) -> list[Item]:
-    """The item order of one run: as given, or a seeded shuffle (same for every variant)."""
-    if shuffle_seed is None:
-        return list(items)
-    permutation = np.random.default_rng([shuffle_seed, run]).permutation(len(items))
-    return [items[int(index)] for index in permutation]
-
-
 def _check_inputs(
     items: Sequence[Item],
     rubric: Rubric,
@@ -123,6 +115,8 @@ def _check_inputs(
         raise ValueError(f"unknown mode {mode!r}; available: {sorted(MODES)}")
     if offline and store is None:
         raise ValueError("offline=True needs a store to answer from")
+    if not offline and isinstance(store, ResponseStore) and store.readonly:
+        raise ValueError(f"{store.path} is open read-only; use offline=True to replay it")
     required = getattr(rubric, "required_columns", rubric.input_columns)
     for row, item in enumerate(items, start=1):
         absent = [column for column in required if column not in item.fields]
@@ -154,8 +148,10 @@ def _estimate(
     )
 
 
-def _table(rows: list[Row]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=list(ALL_COLUMNS))
+def _table(rows: list[Row], shuffle_seed: int | None) -> pd.DataFrame:
+    """The judgments table: the contract columns, then any a mode added, then the shuffle seed."""
+    extra = list(dict.fromkeys(k for row in rows for k in row if k not in ALL_COLUMNS))
+    frame = pd.DataFrame(rows, columns=[*ALL_COLUMNS, *extra])
     for column in ("score", "expected_score", "latency_s"):
         frame[column] = frame[column].astype("float64")
     for column in ("run", "attempt", "batch_index", "prompt_tokens", "completion_tokens"):
@@ -164,6 +160,8 @@ def _table(rows: list[Row]) -> pd.DataFrame:
         frame[column] = frame[column].astype("int64")
     frame["position"] = frame["position"].astype("Int64")
     frame["structured"] = frame["structured"].astype(bool)
+    if shuffle_seed is not None:
+        frame["shuffle_seed"] = shuffle_seed
     return frame
 
 
@@ -238,8 +236,9 @@ async def ajudge(
     session = JudgeSession(rubric, client, settings, store, on_items_done=advance)
     try:
         estimate = _estimate(session, plans, prices)
-        if progress:
-            options = describe_options(session.options([], 1))
+        first_batch = next((batch for plan in plans for batch in plan.batches), None)
+        if progress and first_batch is not None:
+            options = describe_options(session.options(first_batch.ids, 1))
             print(f"{estimate.describe()} Options: {options}.", file=sys.stderr)
         try:
             async with asyncio.TaskGroup() as group:
@@ -250,7 +249,7 @@ async def ajudge(
         bar.close()
         if owns_store and store is not None:
             store.close()
-    table = _table([row for task in tasks for row in task.result()])
+    table = _table([row for task in tasks for row in task.result()], shuffle_seed)
     table.attrs.update(
         api_calls=session.counters.api_calls,
         replayed=session.counters.replayed,
@@ -321,8 +320,9 @@ def judge(
 
     Returns:
         One row per (variant, run, item) with the final verdict, plus one row per foreign ID a
-        reply scored; columns :data:`judgekit.types.JUDGMENT_COLUMNS` then
-        :data:`judgekit.engine.rows.EXTRA_COLUMNS`. Token counts and latency are per request
+        reply scored, in the order judged; columns :data:`judgekit.types.JUDGMENT_COLUMNS`,
+        then :data:`judgekit.engine.rows.EXTRA_COLUMNS`, then any columns the mode adds, then
+        ``shuffle_seed`` when the items were shuffled. Token counts and latency are per request
         (repeated on each row of a batch; deduplicate by ``request_hash`` before summing).
         ``table.attrs`` holds ``api_calls``, ``replayed``, ``failed_calls`` and ``estimate``.
 

@@ -2,8 +2,9 @@
 
 One row per request, keyed by :attr:`RequestKey.hash`, written when the request is queued for
 sending (``pending``) and committed again the moment its reply (``ok``) or final failure
-(``error``) arrives, so a killed run pays again only for the requests that were in flight. The database runs in WAL mode.
-Nothing but the request body and the reply is stored: no keys, no headers, no base URL.
+(``error``) arrives, so a killed run pays again only for the requests that were in flight.
+The database runs in WAL mode. Nothing but the request body and the reply is stored: no keys,
+no headers, no base URL.
 
 A store is shared beside a notebook with :meth:`ResponseStore.export` (a single SQLite file, or
 ``.jsonl.gz``) and reopened with :meth:`ResponseStore.open_readonly` for offline re-execution.

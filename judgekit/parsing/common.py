@@ -77,9 +77,56 @@ class JsonValue:
     end: int
 
 
+class JsonObject(dict[str, Any]):
+    """A decoded JSON object that remembers every value of a key the text repeated.
+
+    ``json`` keeps only the last value of a repeated key; a judge that writes
+    ``{"rating": 3, "rating": 8}`` has given two answers, and the parsers must see both.
+    """
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        values: dict[str, list[Any]] = {}
+        for key, value in pairs:
+            values.setdefault(key, []).append(value)
+        self.repeated: dict[str, list[Any]] = {k: v for k, v in values.items() if len(v) > 1}
+
+    def all_values(self, key: str) -> list[Any]:
+        """Every value the text gave for ``key`` (empty if absent)."""
+        if key in self.repeated:
+            return list(self.repeated[key])
+        return [self[key]] if key in self else []
+
+
+def key_values(obj: dict[str, Any], key: str) -> list[Any]:
+    """Every value given for ``key``: all repeats for a :class:`JsonObject`, else the one."""
+    if isinstance(obj, JsonObject):
+        return obj.all_values(key)
+    return [obj[key]] if key in obj else []
+
+
+def conflicting_keys(value: Any, path: str = "") -> list[str]:
+    """Paths of keys repeated with different values anywhere inside a decoded JSON value."""
+    found: list[str] = []
+    if isinstance(value, JsonObject):
+        for key, values in value.repeated.items():
+            if len({json.dumps(v, sort_keys=True) for v in values}) > 1:
+                found.append(f"{path}{key}")
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found.extend(conflicting_keys(inner, f"{path}{key}."))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            found.extend(conflicting_keys(inner, f"{path}{index}."))
+    return found
+
+
 def find_json_values(text: str) -> list[JsonValue]:
-    """Decode every top-level JSON object or array embedded in ``text``, left to right."""
-    decoder = json.JSONDecoder()
+    """Decode every top-level JSON object or array embedded in ``text``, left to right.
+
+    Objects are decoded as :class:`JsonObject` so that repeated keys stay visible.
+    """
+    decoder = json.JSONDecoder(object_pairs_hook=JsonObject)
     found: list[JsonValue] = []
     position = 0
     while True:

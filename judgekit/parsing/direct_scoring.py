@@ -16,6 +16,7 @@ from typing import Any
 
 from judgekit.parsing.common import (
     clean_text,
+    conflicting_keys,
     describe_value,
     find_json_values,
     json_number,
@@ -61,7 +62,10 @@ def parse_direct_scoring(
         )
         return ParsedReply((verdict,), log.as_tuple())
     answer: dict[str, Any] = found[-1].value
-    problems: list[str] = []
+    problems = [
+        f"{path!r} is given more than once with different values"
+        for path in conflicting_keys(answer)
+    ]
     per_criterion = _criterion_records(answer["scores"], criteria, problems, log)
     # a weighted mean is naturally fractional, so only a string overall is a leniency here
     reported = answer.get("overallScore")

@@ -5,6 +5,12 @@ emphasis, it is *just* an ID, one separator and a number (optionally ``/max``). 
 mentions ``17,5`` is prose and never scores. A token that is not an expected ID counts as a
 foreign ID (UNKNOWN_ID) only if it has the same shape as the expected IDs (digits for numeric
 IDs), so ``Score: 5`` or ``Total: 60`` in a numeric batch are prose, not foreign IDs.
+
+Per expected ID: no line gives MISSING (UNPARSEABLE for all IDs when the reply has no score
+line at all); an ID repeated with the same score is read once and ``repeated_identical_line``
+is recorded, because the judge's answer is unambiguous; an ID repeated with different scores is
+DUPLICATE and unscored, because choosing one would be a guess. Each foreign ID gets one
+UNKNOWN_ID verdict after the expected ones, keeping the judge's number only in ``details``.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from judgekit.parsing.common import (
     describe_value,
     find_json_values,
     json_number,
+    key_values,
     looks_truncated,
     note_json_surroundings,
     text_number,
@@ -121,9 +128,10 @@ def _json_records(text: str, matcher: IdMatcher, log: ToleranceLog) -> list[_Rec
         item_id, id_tolerance = matcher.match(written)
         if id_tolerance:
             log.add(id_tolerance)
-        value = json_number(entry.get("score"), log)
         raw = json.dumps(entry, ensure_ascii=False)
-        records.append(_Record(written, item_id, value, raw))
+        # a record that repeats "score" gives the ID more than once
+        for score in key_values(entry, "score") or [None]:
+            records.append(_Record(written, item_id, json_number(score, log), raw))
     return records
 
 

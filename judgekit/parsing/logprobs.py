@@ -1,8 +1,9 @@
 """Logprob-weighted expected scores (G-Eval style) from a reply's per-token top logprobs.
 
 Method. The reply is rebuilt from the first alternative at each position (OpenAI lists the
-alternatives most likely first, which is the emitted token under greedy decoding; the engine
-must keep the emitted token first). The score is located in that text by its anchor
+alternatives most likely first, which is the emitted token under greedy decoding). When the
+reply text is passed too, the score spelled by those tokens must equal the score in the reply,
+so a sampled, less likely score token gives None instead of a wrong continuation. The score is located in that text by its anchor
 (``"rating":``, the last ``SCORE:`` line, ``"score":``, or ``ID,`` for batched lines), and the
 token position where the number starts is found. Each alternative at that position is read as a
 number, sharing whatever text the emitted token had before the digits (e.g. a leading space):
@@ -44,7 +45,7 @@ _SCORE_ANCHOR = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _ID_LINE = re.compile(
-    r"^[^\S\n]*(?:[-*•]\s+|\d{1,3}[.)]\s+)?(?:id\s*[:#]?\s*)?"
+    r"^[^\S\n]*(?:[-*•]\s+|\d{1,3}[.)]\s+)?(?:id\s*[:#]?\s*)??"
     r"(?P<id>[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?)"
     r"(?:[^\S\n]*[,;:=|\t][^\S\n]*|[^\S\n]+[-–—][^\S\n]+)(?P<number>-?\d+)[^\S\n]*$",
     re.IGNORECASE | re.MULTILINE,
@@ -68,18 +69,22 @@ def expected_score(
     scale: Scale,
     *,
     output_format: OutputFormat | None = None,
+    reply_text: str | None = None,
     max_unresolved_share: float = 0.01,
 ) -> float | None:
     """Probability-weighted score of a single-item reply, or None when it cannot be computed.
 
     Args:
-        top_logprobs: Per generated token, the (token, logprob) alternatives, emitted first.
+        top_logprobs: Per generated token, the (token, logprob) alternatives, most likely first.
         scale: The rubric's scale; the expectation runs over ``scale.allowed``.
         output_format: Where to look for the score: ``"rating_json"`` (after ``"rating":``) or
             ``"score_line"`` (the last ``SCORE:`` line or ``"score":``). None tries both in that
             order, and gives None for a reply holding a ``"scores"`` list. Batched and
             direct-scoring formats give None (use :func:`expected_scores_by_id` for batches; a
             direct-scoring overall is computed by the judge, not a single emitted token).
+        reply_text: The reply as received. When given, the score read from the most likely
+            tokens must equal the score in the reply; otherwise the judge sampled a less likely
+            token and the result is None (its continuation tokens were not reported).
         max_unresolved_share: Largest share of the numeric probability that may be left
             unattributed (a non-emitted prefix such as ``1`` on a 0-10 scale).
     """
@@ -88,15 +93,15 @@ def expected_score(
     text, starts = _emitted_text(top_logprobs)
     if output_format is None and '"scores"' in text:
         return None  # a batched or direct-scoring JSON reply: no single emitted score
-    anchor_end: int | None = None
-    if output_format in (None, "rating_json"):
-        rating = _RATING_ANCHOR.search(text)
-        anchor_end = rating.end() if rating else None
-    if anchor_end is None and output_format in (None, "score_line"):
-        matches = list(_SCORE_ANCHOR.finditer(text))
-        anchor_end = matches[-1].end() if matches else None
+    anchor_end = _single_anchor(text, output_format)
     if anchor_end is None:
         return None
+    if reply_text is not None:
+        reply_anchor = _single_anchor(reply_text, output_format)
+        if reply_anchor is None or _number_at(reply_text, reply_anchor) != _number_at(
+            text, anchor_end
+        ):
+            return None
     return _expected_at(top_logprobs, text, starts, anchor_end, scale, max_unresolved_share)
 
 
@@ -105,30 +110,65 @@ def expected_scores_by_id(
     scale: Scale,
     item_ids: Sequence[str],
     *,
+    reply_text: str | None = None,
     max_unresolved_share: float = 0.01,
 ) -> dict[str, float | None]:
     """Per expected ID, the probability-weighted score of its ``ID,score`` line (or JSON record).
 
-    An ID gets None when it has no line, more than one line, or its score position cannot be
-    resolved (same rules as :func:`expected_score`).
+    An ID gets None when it has no line, more than one line, its score in ``reply_text`` (if
+    given) differs from the one spelled by the most likely tokens, or its score position cannot
+    be resolved (same rules as :func:`expected_score`).
     """
     matcher = IdMatcher(item_ids)
     result: dict[str, float | None] = dict.fromkeys(matcher.expected)
     if not top_logprobs:
         return result
     text, starts = _emitted_text(top_logprobs)
+    positions = _batch_positions(text, matcher)
+    written = _batch_positions(reply_text, matcher) if reply_text is not None else None
+    for item_id, found in positions.items():
+        if len(found) != 1:
+            continue
+        if written is not None:
+            in_reply = written.get(item_id, [])
+            if len(in_reply) != 1 or _number_at(reply_text or "", in_reply[0]) != _number_at(
+                text, found[0]
+            ):
+                continue
+        result[item_id] = _expected_at(
+            top_logprobs, text, starts, found[0], scale, max_unresolved_share
+        )
+    return result
+
+
+def _single_anchor(text: str, output_format: OutputFormat | None) -> int | None:
+    """Where the number of a single-item reply starts (just after its label), if found."""
+    if output_format in (None, "rating_json"):
+        rating = _RATING_ANCHOR.search(text)
+        if rating:
+            return rating.end()
+    if output_format in (None, "score_line"):
+        matches = list(_SCORE_ANCHOR.finditer(text))
+        if matches:
+            return matches[-1].end()
+    return None
+
+
+def _batch_positions(text: str, matcher: IdMatcher) -> dict[str, list[int]]:
+    """Per expected ID, the offsets where a score for it starts (lines and JSON records)."""
     positions: dict[str, list[int]] = defaultdict(list)
     for pattern in (_ID_LINE, _JSON_ID_SCORE):
         for match in pattern.finditer(text):
             item_id, _ = matcher.match(match["id"])
             if item_id is not None:
                 positions[item_id].append(match.start("number"))
-    for item_id, found in positions.items():
-        if len(found) == 1:
-            result[item_id] = _expected_at(
-                top_logprobs, text, starts, found[0], scale, max_unresolved_share
-            )
-    return result
+    return positions
+
+
+def _number_at(text: str, offset: int) -> str | None:
+    """The number written at ``offset`` (None if there is none)."""
+    number = _EMITTED_NUMBER.match(text, offset)
+    return number.group(0) if number else None
 
 
 def _emitted_text(top_logprobs: TopLogprobs) -> tuple[str, list[int]]:

@@ -10,6 +10,7 @@ from judgekit.parsing.common import (
     find_json_values,
     find_python_dicts,
     json_number,
+    key_values,
     note_json_surroundings,
     single_item_id,
     unparseable_reason,
@@ -37,18 +38,18 @@ def parse_rating_json(text: str, scale: Scale, item_ids: Sequence[str]) -> Parse
     if not found:
         return _unparseable(item_id, text, log)
     note_json_surroundings(text, found, log)
-    ratings = [json.dumps(v.value["rating"]) for v in found]
+    ratings = [rating for v in found for rating in key_values(v.value, "rating")]
     raw = "\n".join(text[v.start : v.end] for v in found)
-    if len(set(ratings)) > 1:
+    if len({json.dumps(r) for r in ratings}) > 1:
         verdict = ItemVerdict.unscored(
             item_id,
             Status.DUPLICATE,
-            f"the reply holds {len(found)} JSON answers with different ratings {ratings}",
+            f"the reply gives {len(ratings)} different ratings {ratings}",
             raw,
-            values=[v.value["rating"] for v in found],
+            values=ratings,
         )
         return ParsedReply((verdict,), log.as_tuple())
-    if len(found) > 1:
+    if len(ratings) > 1:
         log.add("repeated_json")
     answer = found[-1].value
     rating = json_number(answer["rating"], log)

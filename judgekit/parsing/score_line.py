@@ -7,6 +7,7 @@ A label inside a sentence ("my score: 3 because ...") is not a score line. The J
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -17,6 +18,7 @@ from judgekit.parsing.common import (
     describe_value,
     find_json_values,
     json_number,
+    key_values,
     note_json_surroundings,
     single_item_id,
     text_number,
@@ -46,6 +48,8 @@ def parse_score_line(text: str, scale: Scale, item_ids: Sequence[str]) -> Parsed
         v for v in find_json_values(text) if isinstance(v.value, dict) and "score" in v.value
     ]
     if json_answers:
+        if len(json_answers) > 1:
+            log.add("multiple_score_lines")
         return _from_json(item_id, text, json_answers[-1], scale, log)
     lines = text.split("\n")
     hits = [(n, m) for n, m in enumerate(_SCORE_LINE.fullmatch(line) for line in lines) if m]
@@ -112,6 +116,16 @@ def _from_json(
     note_json_surroundings(text, [answer], log)
     record = answer.value
     raw = text[answer.start : answer.end]
+    scores = key_values(record, "score")
+    if len({json.dumps(s) for s in scores}) > 1:
+        verdict = ItemVerdict.unscored(
+            item_id,
+            Status.DUPLICATE,
+            f"the JSON answer gives 'score' {len(scores)} times with different values {scores}",
+            raw,
+            values=scores,
+        )
+        return ParsedReply((verdict,), log.as_tuple())
     value = json_number(record["score"], log)
     if value is None:
         verdict = ItemVerdict.unscored(

@@ -52,7 +52,7 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         "score_label_case": "the label was not written exactly 'SCORE:' (e.g. 'Score:')",
         "final_score_label": "the label was 'Final score:'",
         "score_in_brackets": "the score was in square brackets ('SCORE: [3]')",
-        "multiple_score_lines": "several SCORE lines were present; the last one was used",
+        "multiple_score_lines": "several SCORE lines or JSON answers; the last one was used",
         "text_after_score": "text followed the last SCORE line",
         # direct_scoring_json
         "criterion_name_case": "a criterion name matched only when case and spacing are ignored",

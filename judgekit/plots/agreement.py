@@ -118,16 +118,14 @@ def plot_confusion_grid(
         reference: Column with the human (reference) score.
         rating: Column with the judge's score.
         count: Column with the number of items in the cell.
-        levels: Score levels on both axes; default the union of observed levels.
+        levels: Score levels on both axes; default each panel's own levels (the tidy tables
+            of ``judgekit.stats.confusion_table`` list every scale level).
         panel_order: Panel order; default order of appearance.
         reference_label: Y-axis label.
         rating_label: X-axis label.
         width: ``"one"`` or ``"two"`` column figure.
     """
     require_columns(confusion, [panel, reference, rating, count], "plot_confusion_grid")
-    both = pd.concat([confusion[reference], confusion[rating]])
-    level_list = ordered_levels(both, levels)
-    tick_labels = [format_level(v) for v in level_list]
     panels = list(panel_order) if panel_order is not None else list(pd.unique(confusion[panel]))
     rows, cols = panel_grid(len(panels), max_columns=4)
     with publication_style():
@@ -136,6 +134,10 @@ def plot_confusion_grid(
         image = None
         for position, (ax, name) in enumerate(zip(axes, panels, strict=False)):
             subset = confusion[confusion[panel] == name]
+            # Each panel keeps its own scale: rubrics with different scales can share a figure.
+            both = pd.concat([subset[reference], subset[rating]])
+            level_list = ordered_levels(both, levels)
+            tick_labels = [format_level(v) for v in level_list]
             matrix = subset.pivot_table(
                 index=reference, columns=rating, values=count, aggfunc="sum", fill_value=0
             )
@@ -201,7 +203,8 @@ def plot_kappa_forest(
     names = frame[label_columns].astype(str).agg(" · ".join, axis=1)
     colours = categorical_colours(list(pd.unique(frame[colour_by]))) if colour_by else {}
     with publication_style():
-        size = figure_size(width, aspect=(0.35 + 0.17 * len(frame)) / figure_size(width)[0])
+        height = 0.55 + 0.19 * len(frame) + (0.4 if colour_by else 0.0)
+        size = figure_size(width, aspect=height / figure_size(width)[0])
         fig, axes = subplots(1, 1, size)
         ax = axes[0]
         y = np.arange(len(frame))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import threading
 from collections.abc import Sequence
@@ -24,9 +25,7 @@ def serve(
     """
     config = load_config(config_path) if config_path else SimulatorConfig()
     if port is not None:
-        config = SimulatorConfig.from_mapping(
-            {**config.__dict__, "oracle": config.oracle, "port": port}
-        )
+        config = dataclasses.replace(config, port=port)
     stop = stop or threading.Event()
     with run_simulator(config) as handle:
         print(

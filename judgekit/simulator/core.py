@@ -29,7 +29,7 @@ class LoggedRequest:
         body: The request body as received.
         seen: How many times this exact body had been received before (0 = first time).
         outcome: ``ok``, ``malformed``, ``timeout`` (answered late), ``error_500``, ``dropped``,
-            ``rate_limited`` or ``bad_request``.
+            ``rate_limited``, ``bad_request``, or ``internal_error`` (a simulator bug).
         status_code: HTTP status answered (0 when the connection was dropped).
         reply_text: The assistant message content ("" when none was sent).
         malformations: Malformation kinds applied to the reply.
@@ -179,7 +179,30 @@ class Simulator:
         return prompt_tokens(messages[: max(hits)], message_text) if hits else 0
 
     def answer_chat(self, body: Any, *, source: str = "online") -> ChatAnswer:
-        """Decide the full answer to one chat-completions request body."""
+        """Decide the full answer to one chat-completions request body.
+
+        A failure inside the simulator itself is answered with HTTP 500 and logged with the
+        outcome ``internal_error`` (so tests see it), never passed off as a simulated fault.
+        """
+        try:
+            return self._answer_chat(body, source)
+        except Exception as error:  # a simulator bug: report it loudly, keep serving
+            digest = body_hash(body) if isinstance(body, Mapping) else ""
+            text = f"simulator internal error: {type(error).__name__}: {error}"
+            self._record(
+                LoggedRequest(
+                    digest,
+                    body if isinstance(body, Mapping) else {},
+                    0,
+                    "internal_error",
+                    500,
+                    text,
+                    source=source,
+                )
+            )
+            return ChatAnswer(500, error_payload(text, "simulator_bug", "internal_error"))
+
+    def _answer_chat(self, body: Any, source: str) -> ChatAnswer:
         digest = body_hash(body) if isinstance(body, Mapping) else ""
         messages = body.get("messages") if isinstance(body, Mapping) else None
         if not isinstance(messages, list) or not messages:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 TOKEN_PATTERN = re.compile(r"\d|[^\W\d_]+|\s+|[^\w\s]|_", re.UNICODE)
@@ -26,7 +26,9 @@ def tokenize(text: str) -> list[str]:
     return TOKEN_PATTERN.findall(text)
 
 
-def prompt_tokens(messages: Sequence[Mapping[str, Any]], text_of: Any) -> int:
+def prompt_tokens(
+    messages: Sequence[Mapping[str, Any]], text_of: Callable[[Mapping[str, Any]], str]
+) -> int:
     """Estimate prompt tokens: characters / 4 per message plus 4 per message of framing."""
     return sum(len(text_of(m)) // 4 + 4 for m in messages)
 
@@ -36,10 +38,11 @@ def _value_distribution(value: int, allowed: Sequence[int], confidence: float) -
     others = [a for a in allowed if a != value]
     if not others:
         return {value: 1.0}
-    weights = {
-        a: 2.0 ** -abs(allowed.index(a) - allowed.index(value)) if value in allowed else 1.0
-        for a in others
-    }
+    if value in allowed:  # neighbours on the scale get more of the remaining mass
+        home = allowed.index(value)
+        weights = {a: 2.0 ** -abs(allowed.index(a) - home) for a in others}
+    else:  # an off-scale value (out_of_range fault): spread the rest evenly
+        weights = dict.fromkeys(others, 1.0)
     total = sum(weights.values())
     distribution = {a: (1 - confidence) * w / total for a, w in weights.items()}
     distribution[value] = confidence

