@@ -1,6 +1,7 @@
 """Timing of judgekit.stats against loop-based baselines.
 
-Run from the repository root: ``python3 -m benchmarks.bench_stats``. For each size (pairs of ratings by two raters on a
+Run from the repository root:
+``python3 -m benchmarks.bench_stats``. For each size (pairs of ratings by two raters on a
 0-5 scale) it times:
 
 * quadratic kappa with a 2,000-replicate bootstrap CI (percentile and BCa): judgekit draws

@@ -200,13 +200,20 @@ def load_parameter_set(params_dir: Path, run_dir: Path, figures_dir: Path) -> li
         if unknown:
             raise ValueError(f"{file}: unknown parameter(s) {unknown} for {notebook.name}")
         parameters = {
-            key: value.format_map(places) if isinstance(value, str) else value
+            key: _fill(value, places) if isinstance(value, str) else value
             for key, value in raw.items()
         }
         if "figures_dir" in known:
             parameters.setdefault("figures_dir", str(figures_dir))
         runs.append(NotebookRun(file.stem, notebook, parameters))
     return runs
+
+
+def _fill(text: str, places: Mapping[str, str]) -> str:
+    """Replace the ``{name}`` placeholders of ``places`` in ``text``; other braces stay."""
+    for name, value in places.items():
+        text = text.replace("{" + name + "}", value)
+    return text
 
 
 def execute(run: NotebookRun, run_dir: Path) -> Path:

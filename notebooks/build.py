@@ -56,7 +56,7 @@ def build(source: Path) -> nbformat.NotebookNode:
             cell = nbformat.v4.new_markdown_cell(body)
         else:
             cell = nbformat.v4.new_code_cell(body)
-        cell.id = f"{source.stem[:2]}-{index:02d}"
+        cell.id = str(index)  # the ids nbstripout writes, so stripping changes nothing
         if tags:
             cell.metadata["tags"] = tags
         notebook.cells.append(cell)

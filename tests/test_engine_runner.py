@@ -486,3 +486,25 @@ def test_fatal_errors_stop_the_run_instead_of_filling_it_with_errors() -> None:
         with pytest.raises(JudgeCallError, match="404") as caught:
             judge(riddle_items(6), ACCURACY, broken, batch_size=2, progress=False)
     assert caught.value.fatal and caught.value.attempts == 1
+
+
+def test_repeated_study_is_reproducible_against_a_deterministic_endpoint(tmp_path) -> None:
+    # Runs send identical bodies; because run r+1 starts after run r, each run meets the same
+    # simulated faults every time the study is repeated.
+    config = SimulatorConfig(seed=3, malformed={"missing_rows": 0.5, "duplicate_id": 0.3})
+    tables = []
+    for attempt in range(2):
+        with run_simulator(config) as sim:
+            tables.append(
+                run(
+                    riddle_items(12),
+                    ACCURACY,
+                    sim,
+                    batch_size=3,
+                    runs=3,
+                    store=tmp_path / f"{attempt}.sqlite",
+                )
+            )
+    assert (tables[0]["attempt"] > 1).any()
+    timing = ["latency_s", "cached_tokens"]
+    pd.testing.assert_frame_equal(tables[0].drop(columns=timing), tables[1].drop(columns=timing))

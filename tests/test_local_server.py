@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.data import read_table
+from judgekit import config
+from judgekit.data import items_from_frame, read_table
 from judgekit.engine import OpenAIJudge, judge
 from judgekit.local import (
     LOCAL_MODEL_ENV,
@@ -22,8 +23,6 @@ from judgekit.local import (
 from judgekit.local import server as local_server
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.data import items_from_frame
-from judgekit import config
 
 
 @pytest.fixture

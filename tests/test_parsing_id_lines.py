@@ -46,6 +46,11 @@ CLEAN_READINGS = [
     ("colon and space", "17: 5\n18: 0\n19: 3", {"separator_colon", "spaced_separator"}),
     ("comma and space", "17, 5\n18, 0\n19, 3", {"spaced_separator"}),
     ("equals", "17=5\n18=0\n19=3", {"separator_equals"}),
+    (
+        "empty csv columns",
+        "17;5;;;\n18;0;;;\n19;3;;;",
+        {"separator_semicolon", "trailing_separator"},
+    ),
     ("arrow", "17 -> 5\n18 -> 0\n19 -> 3", {"separator_arrow"}),
     ("tab", "17\t5\n18\t0\n19\t3", {"separator_tab"}),
     ("space only", "17 5\n18 0\n19 3", {"separator_space"}),
@@ -203,6 +208,11 @@ STATUS_READINGS = [
     (
         "comment after score",
         "17,5 (clearly correct)\n18,0\n19,3",
+        {"17": (Status.MISSING, None), "18": (Status.OK, 0.0), "19": (Status.OK, 3.0)},
+    ),
+    (
+        "third column",
+        "17,5,3\n18,0\n19,3",
         {"17": (Status.MISSING, None), "18": (Status.OK, 0.0), "19": (Status.OK, 3.0)},
     ),
     (

@@ -56,6 +56,20 @@ def test_ten_split_into_two_tokens() -> None:
     assert expected_score(top, EXTENT, output_format="rating_json") == pytest.approx(8.76)
 
 
+def test_sampled_score_that_is_not_the_most_likely_gives_none() -> None:
+    top = reply(
+        fixed('{"rating": '),
+        choice(("1", 0.6), ("8", 0.4)),
+        choice((",", 0.9), ("0", 0.1)),  # what followed the sampled "8", not a "1"
+        fixed("}"),
+    )
+    # without the reply text, the first alternatives spell "1" and the continuation is misread
+    assert expected_score(top, EXTENT, reply_text='{"rating": 8,}') is None
+    assert expected_score(top, EXTENT, reply_text='{"rating": 1,}') == pytest.approx(
+        (0.6 * 0.9 * 1 + 0.6 * 0.1 * 10 + 0.4 * 8) / 1.0
+    )
+
+
 def test_ten_continuations_off_the_scale_are_dropped() -> None:
     top = reply(fixed("SCORE: "), choice(("1", 1.0)), choice(("0", 0.8), ("5", 0.1), ("\n", 0.1)))
     # P(10) = 0.8, P(1) = 0.1, "15" is off the scale: E = (8 + 0.1) / 0.9 = 9.0
@@ -180,6 +194,12 @@ def test_batch_json_form() -> None:
     )
     result = expected_scores_by_id(top, ACCURACY, ["17", "18"])
     assert result == {"17": pytest.approx(4.2), "18": pytest.approx(0.3)}
+
+
+def test_batch_reply_text_must_agree_per_id() -> None:
+    top = reply(fixed("17,"), choice(("5", 0.7), ("3", 0.3)), fixed("\n18,"), choice(("0", 1.0)))
+    result = expected_scores_by_id(top, ACCURACY, ["17", "18"], reply_text="17,3\n18,0")
+    assert result == {"17": None, "18": 0.0}
 
 
 def test_batch_without_logprobs() -> None:

@@ -199,6 +199,8 @@ SCORE_LINE_CASES = [
     ),
     ("text after", "Correct.\nSCORE: 4\nThanks for asking.", Status.OK, 4.0, {"text_after_score"}),
     ("crlf", "Correct.\r\nSCORE: 4\r\n", Status.OK, 4.0, {"crlf"}),
+    ("fenced", "```\nCorrect.\nSCORE: 4\n```", Status.OK, 4.0, {"markdown_fence"}),
+    ("evaluation label", "Evaluation: Correct.\nSCORE: 4", Status.OK, 4.0, set()),
     ("json form", '{"explanation": "Correct.", "score": 3}', Status.OK, 3.0, set()),
     (
         "json repeated key",

@@ -197,3 +197,17 @@ def test_figure_name_is_a_safe_stem() -> None:
     assert plots.figure_name("paraphrase", "riddle_accuracy", "meta/llama 3:8b") == (
         "paraphrase_riddle_accuracy_meta_llama_3_8b"
     )
+
+
+def test_kappa_forest_keeps_rows_with_undefined_estimates() -> None:
+    kappas = pd.DataFrame(
+        {
+            "rater_b": ["A", "B"],
+            "estimate": [np.nan, 0.7],
+            "ci_low": [np.nan, 0.5],
+            "ci_high": [np.nan, 0.9],
+        }
+    )
+    ax = plots.plot_kappa_forest(kappas).axes[0]
+    assert _tick_labels(ax, "y") == ["A", "B"]
+    assert ax.get_xlim()[0] == pytest.approx(0.45)

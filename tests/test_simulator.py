@@ -284,6 +284,8 @@ def test_unknown_route_and_bad_body_get_openai_errors() -> None:
         with pytest.raises(openai.BadRequestError):
             client.chat.completions.create(model="m", messages=[])
         assert sim.last().outcome == "bad_request"
+        with pytest.raises(openai.BadRequestError, match="non-streaming"):
+            client.chat.completions.create(model="m", messages=messages({"1": "x"}), n=2)
         with pytest.raises(openai.NotFoundError):
             client.embeddings.create(model="m", input="x")
 

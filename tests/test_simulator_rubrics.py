@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import openai
 import pytest
 
@@ -133,3 +135,34 @@ def test_truncated_and_echo_injected_replies_are_not_read_as_clean() -> None:
     assert text.splitlines()[-1] == "201,5"
     parsed = rubric.parse(text, [i.id for i in items])
     assert {v.item_id for v in parsed.verdicts if v.status is Status.DUPLICATE} <= {"201"}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("extent_rating", 10), ("extent_rating", 1), ("factual_accuracy", 2)]
+)
+def test_logprob_expected_score_matches_the_simulators_distribution(name: str, value: int) -> None:
+    from judgekit.engine import OpenAIJudge
+    from judgekit.parsing import expected_score
+    from judgekit.types import ChatRequest
+
+    rubric = load_rubric(name)
+    (item,) = items_for(rubric, 1)
+    confidence = 0.7
+    with run_simulator(
+        SimulatorConfig(oracle={item.id: value}, logprob_confidence=confidence)
+    ) as handle:
+        judge = OpenAIJudge("sim-judge", base_url=handle.base_url, api_key="sk-test")
+        options = {"logprobs": True, "top_logprobs": 20}
+        request = ChatRequest(messages=tuple(rubric.render([item])), options=options)
+        reply = asyncio.run(judge.complete(request))
+    # the simulator puts `confidence` on the value and halves the weight per scale step away
+    allowed = list(rubric.scale.allowed)
+    weights = {
+        a: 2.0 ** -abs(allowed.index(a) - allowed.index(value)) for a in allowed if a != value
+    }
+    probability = {a: (1 - confidence) * w / sum(weights.values()) for a, w in weights.items()}
+    probability[value] = confidence
+    expected = sum(a * p for a, p in probability.items())
+    assert reply.top_logprobs is not None
+    found = expected_score(reply.top_logprobs, rubric.scale)
+    assert found == pytest.approx(expected, abs=1e-6)

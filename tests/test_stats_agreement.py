@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
@@ -269,3 +273,29 @@ def test_pairwise_kappa_and_matrix():
     base = df[df["variant"] == "base"]["score"].to_numpy()
     p2 = df[df["variant"] == "p2"]["score"].to_numpy()
     assert wide.loc["base", "p2"] == pytest.approx(cohen_kappa_score(base, p2, weights="quadratic"))
+
+
+def test_unknown_rater_and_degenerate_tables():
+    df = two_raters(np.array([1, 1, 1]), np.array([1, 1, 1]))
+    with pytest.raises(ValueError, match="no rows for rater 'nobody'"):
+        cohen_kappa(df, "human", "nobody")
+    # Everyone in one category: chance agreement is 1 and kappa is undefined (NaN), not 1 or 0.
+    row = cohen_kappa(df, "human", "judge").iloc[0]
+    assert np.isnan(row["estimate"]) and row["n"] == 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(SCALE), st.sampled_from(SCALE)), min_size=2, max_size=40),
+    st.sampled_from([None, "linear", "quadratic"]),
+)
+def test_kappa_equals_sklearn_on_arbitrary_tables(pairs, weights):
+    a, b = (np.array(side) for side in zip(*pairs, strict=True))
+    ours = kappa_from_pairs(a, b, SCALE, weights=weights)["estimate"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sklearn warns when kappa is undefined (returns NaN)
+        ref = cohen_kappa_score(a, b, weights=weights, labels=list(SCALE))
+    if np.isnan(ref):
+        assert np.isnan(ours)
+    else:
+        assert ours == pytest.approx(ref)

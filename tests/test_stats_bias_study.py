@@ -60,7 +60,7 @@ def test_naive_estimate_matches_scipy_welch():
 
 
 def test_clustered_ols_matches_statsmodels():
-    df = judged_answers(1, bias=0.3)
+    df = judged_answers(1, bias=0.3, questions=50)
     row = self_preference(df).set_index(["judge", "method"]).loc[("A", "ols_human_clustered")]
     data = df[df["rater"] == "A"].assign(own=lambda d: (d["model"] == "A").astype(float))
     fit = smf.ols("score ~ own + human_score", data=data).fit(
@@ -68,7 +68,7 @@ def test_clustered_ols_matches_statsmodels():
     )
     assert row["estimate"] == pytest.approx(fit.params["own"])
     assert row["se"] == pytest.approx(fit.bse["own"])
-    assert row["n_clusters"] == 150
+    assert row["n_clusters"] == 50
     fe = (
         self_preference(df)
         .set_index(["judge", "method"])

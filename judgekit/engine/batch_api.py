@@ -120,12 +120,13 @@ class _CollectingSession(JudgeSession):
 
 async def _collect_mode(session: JudgeSession, plan: RunPlan) -> list[dict[str, Any]]:
     """Walk a run's batches like the online engine, collecting requests instead of sending."""
+    collector = _COLLECTOR.get(None)
+    if collector is None:
+        raise ValueError(f"mode {COLLECT_MODE!r} is used by batch_judge() only")
     shared = {f.name: getattr(session, f.name) for f in dataclasses.fields(JudgeSession)}
     rows: list[dict[str, Any]] = []
     for batch in plan.batches:
-        collecting = _CollectingSession(
-            **shared, collector=_COLLECTOR.get(), batch_index=batch.index
-        )
+        collecting = _CollectingSession(**shared, collector=collector, batch_index=batch.index)
         rows += await judge_items(
             collecting,
             batch.items,

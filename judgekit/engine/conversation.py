@@ -240,5 +240,4 @@ async def judge_conversation(
 
 async def run_conversation(session: JudgeSession, plan: RunPlan) -> list[Row]:
     """The ``"conversation"`` judging mode (budget from ``plan.context_tokens``)."""
-    budget: int | None = getattr(plan, "context_tokens", None)
-    return await judge_conversation(session, plan, context_tokens=budget)
+    return await judge_conversation(session, plan, context_tokens=plan.context_tokens)

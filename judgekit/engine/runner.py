@@ -38,11 +38,12 @@ Row = dict[str, Any]
 
 @dataclass(frozen=True)
 class RunPlan:
-    """The batches of one (variant, run), in the order the judge will see them."""
+    """The batches of one (variant, run), in the order the judge will see them, and mode options."""
 
     variant: str
     run: int
     batches: tuple[Batch, ...]
+    context_tokens: int | None = None  # conversation mode's per-request token budget
 
 
 #: A judging mode: sends the batches of one run and returns their final rows in order.
@@ -93,6 +94,7 @@ def _check_inputs(
     structured: bool | None,
     logprobs: bool,
     mode: str,
+    context_tokens: int | None,
     offline: bool,
     store: object,
 ) -> None:
@@ -113,6 +115,8 @@ def _check_inputs(
         raise ValueError(f"{client.model}: this endpoint is not assumed to return logprobs")
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; available: {sorted(MODES)}")
+    if context_tokens is not None and mode != "conversation":
+        raise ValueError(f"context_tokens applies to mode='conversation' only, not {mode!r}")
     if offline and store is None:
         raise ValueError("offline=True needs a store to answer from")
     if not offline and isinstance(store, ResponseStore) and store.readonly:
@@ -183,6 +187,7 @@ async def ajudge(
     logprobs: bool = False,
     top_logprobs: int = 20,
     mode: str = "independent",
+    context_tokens: int | None = None,
     shuffle_seed: int | None = None,
     progress: bool = True,
     prices: Mapping[str, float] | None = None,
@@ -200,6 +205,7 @@ async def ajudge(
         structured=structured,
         logprobs=logprobs,
         mode=mode,
+        context_tokens=context_tokens,
         offline=offline,
         store=store,
     )
@@ -219,7 +225,12 @@ async def ajudge(
     if isinstance(store, str | Path):
         store = ResponseStore.open_readonly(store) if offline else ResponseStore(store)
     plans = [
-        RunPlan(variant, run, tuple(make_batches(order_items(items, run, shuffle_seed), size)))
+        RunPlan(
+            variant,
+            run,
+            tuple(make_batches(order_items(items, run, shuffle_seed), size)),
+            context_tokens,
+        )
         for variant in variants
         for run in range(1, runs + 1)
     ]
@@ -240,16 +251,22 @@ async def ajudge(
         if progress and first_batch is not None:
             options = describe_options(session.options(first_batch.ids, 1))
             print(f"{estimate.describe()} Options: {options}.", file=sys.stderr)
-        try:
-            async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(MODES[mode](session, plan)) for plan in plans]
-        except BaseExceptionGroup as group_error:
-            raise _first_error(group_error) from None
+        rows_by_plan: dict[int, list[Row]] = {}
+        for run in range(1, runs + 1):
+            # Runs go one after another: repeats send identical bodies, and an endpoint (or the
+            # simulator) should see run r's requests before run r+1's, not interleaved at random.
+            in_run = [(i, plan) for i, plan in enumerate(plans) if plan.run == run]
+            try:
+                async with asyncio.TaskGroup() as group:
+                    tasks = {i: group.create_task(MODES[mode](session, p)) for i, p in in_run}
+            except BaseExceptionGroup as group_error:
+                raise _first_error(group_error) from None
+            rows_by_plan.update((i, task.result()) for i, task in tasks.items())
     finally:
         bar.close()
         if owns_store and store is not None:
             store.close()
-    table = _table([row for task in tasks for row in task.result()], shuffle_seed)
+    table = _table([row for i in range(len(plans)) for row in rows_by_plan[i]], shuffle_seed)
     table.attrs.update(
         api_calls=session.counters.api_calls,
         replayed=session.counters.replayed,
@@ -284,6 +301,7 @@ def judge(
     logprobs: bool = False,
     top_logprobs: int = 20,
     mode: str = "independent",
+    context_tokens: int | None = None,
     shuffle_seed: int | None = None,
     progress: bool = True,
     prices: Mapping[str, float] | None = None,
@@ -298,7 +316,8 @@ def judge(
         items: What to judge (unique IDs, with the rubric's input columns).
         rubric: The scoring instrument.
         client: The judge endpoint (e.g. :class:`judgekit.engine.OpenAIJudge`).
-        runs: Independent repeats of every request (distinct store entries, same prompt).
+        runs: Independent repeats of every request (distinct store entries, same prompt),
+            sent one run after another.
         variants: Prompt variants of the rubric to run.
         batch_size: Items per request (default: the rubric's; 1 for single-item rubrics).
         store: A :class:`ResponseStore` or a path to one; replies are replayed from it.
@@ -312,7 +331,10 @@ def judge(
             rows (single-score formats and ``ID,score`` lines; the ``score`` is never
             replaced; NaN where the score token cannot be resolved).
         top_logprobs: Alternatives per token when ``logprobs`` is on.
-        mode: Judging mode (``"independent"``, or one added with :func:`register_mode`).
+        mode: ``"independent"`` (each batch its own chat), ``"conversation"`` (one running
+            chat per run, see :mod:`judgekit.engine.conversation`), or a registered mode.
+        context_tokens: Conversation mode's estimated token budget per request (a new chat
+            starts when the next turn would not fit); ``None`` = one chat per run.
         shuffle_seed: Shuffle the items per run with this seed (``None`` = table order).
         progress: Show the estimate and a progress bar on stderr.
         prices: USD per 1M tokens, ``{"input": ..., "output": ...}``, for the estimate.
@@ -345,6 +367,7 @@ def judge(
         logprobs=logprobs,
         top_logprobs=top_logprobs,
         mode=mode,
+        context_tokens=context_tokens,
         shuffle_seed=shuffle_seed,
         progress=progress,
         prices=prices,

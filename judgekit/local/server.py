@@ -181,7 +181,11 @@ def _child_environment() -> dict[str, str]:
 
 
 def _die_with_parent() -> Callable[[], None] | None:
-    """A pre-exec hook asking Linux to SIGTERM the child when the parent thread dies."""
+    """A pre-exec hook asking Linux to SIGKILL the child when the parent thread dies.
+
+    SIGKILL, not SIGTERM: uvicorn answers SIGTERM by finishing the request in flight, which for
+    a long generation with nobody left to read it can take minutes.
+    """
     if not sys.platform.startswith("linux"):
         return None
     if threading.current_thread() is not threading.main_thread():
@@ -189,7 +193,7 @@ def _die_with_parent() -> Callable[[], None] | None:
     libc = ctypes.CDLL(None, use_errno=True)
 
     def hook() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
     return hook
 

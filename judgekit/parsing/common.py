@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -136,9 +137,15 @@ def find_json_values(text: str) -> list[JsonValue]:
         start = min(starts)
         try:
             value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as error:
+            # resume where decoding failed: restarting inside a broken value is quadratic
+            position = max(start + 1, error.pos)
+            continue
+        except ValueError:  # a number too long to convert
             position = start + 1
             continue
+        except RecursionError:  # nesting too deep to be a judge's answer
+            return found
         found.append(JsonValue(value, start, end))
         position = end
 
@@ -173,7 +180,9 @@ def json_number(value: Any, log: ToleranceLog) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return float(value)
+        if abs(value) < 10**300:
+            return float(value)
+        return math.inf if value > 0 else -math.inf
     if isinstance(value, float):
         if value.is_integer():
             log.add("decimal_notation")

@@ -41,7 +41,7 @@ from judgekit.types import ItemVerdict, ParsedReply, Scale, Status
 
 _ID = r"(?P<id>[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?)"
 _SEP = r"(?P<sep>\s*[,;:=|\t]\s*|\s+[-–—]\s+|\s*(?:->|→)\s*|\s+)"
-_SCORE = rf"(?P<score>{NUMBER_PATTERN})(?:\s*/\s*(?P<den>\d+))?"
+_SCORE = rf"(?P<score>{NUMBER_PATTERN})(?:\s*/\s*(?P<den>\d+))?(?P<trail>\s*[,;]+)?"
 _PLAIN = re.compile(rf"{_ID}{_SEP}{_SCORE}")
 _PREFIXED = re.compile(rf"(?:id\s*[:#.]?\s*|#\s*){_ID}{_SEP}{_SCORE}", re.IGNORECASE)
 _HEADER = re.compile(
@@ -226,6 +226,8 @@ def _score_record(
     if id_tolerance:
         log.add(id_tolerance)
     _note_separator(chosen["sep"], log)
+    if chosen["trail"]:
+        log.add("trailing_separator")
     out_of = int(chosen["den"]) if chosen["den"] is not None else None
     value = text_number(chosen["score"], log)
     return _Record(chosen["id"], item_id, value, raw, out_of)

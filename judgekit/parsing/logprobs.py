@@ -3,10 +3,11 @@
 Method. The reply is rebuilt from the first alternative at each position (OpenAI lists the
 alternatives most likely first, which is the emitted token under greedy decoding). When the
 reply text is passed too, the score spelled by those tokens must equal the score in the reply,
-so a sampled, less likely score token gives None instead of a wrong continuation. The score is located in that text by its anchor
-(``"rating":``, the last ``SCORE:`` line, ``"score":``, or ``ID,`` for batched lines), and the
-token position where the number starts is found. Each alternative at that position is read as a
-number, sharing whatever text the emitted token had before the digits (e.g. a leading space):
+so a sampled, less likely score token gives None instead of a wrong continuation. The score
+is located in the rebuilt text by its anchor (``"rating":``, the last ``SCORE:`` line,
+``"score":``, or ``ID,`` for batched lines), and the token position where the number starts
+is found. Each alternative at that position is read as a number, sharing whatever text the
+emitted token had before the digits (e.g. a leading space):
 
 * a number that is complete (followed by non-digits, or with no longer value on the scale
   starting with it) adds its probability to that value;
@@ -24,7 +25,8 @@ probability exceeds ``max_unresolved_share``.
 
 Limits: only the top-k alternatives the endpoint returned are seen, so mass outside them is
 ignored; a value whose spelling needs a different tokenisation before the number (e.g. ``:7``
-as one token when ``: 7`` was emitted) is missed.
+as one token when ``: 7`` was emitted) is missed; a score sampled against the most likely token
+is caught only when ``reply_text`` is passed.
 """
 
 from __future__ import annotations

@@ -36,7 +36,10 @@ _SCORE_LINE = re.compile(
     re.IGNORECASE,
 )
 _LABEL_ONLY = re.compile(rf"{_DECORATION}(?:final\s+)?score[\s*_]*[:=].*", re.IGNORECASE)
-_EXPLANATION_LABEL = re.compile(r"^\W*explanation\W*:\s*", re.IGNORECASE)
+_EXPLANATION_LABEL = re.compile(
+    r"^\W*(?:explanation|evaluation|reasoning|justification)\W*:\s*", re.IGNORECASE
+)
+_FENCE_LINE = re.compile(r"\s*(?:```|~~~)[A-Za-z0-9_+-]*\s*")
 
 
 def parse_score_line(text: str, scale: Scale, item_ids: Sequence[str]) -> ParsedReply:
@@ -52,6 +55,9 @@ def parse_score_line(text: str, scale: Scale, item_ids: Sequence[str]) -> Parsed
             log.add("multiple_score_lines")
         return _from_json(item_id, text, json_answers[-1], scale, log)
     lines = text.split("\n")
+    if any(_FENCE_LINE.fullmatch(line) for line in lines):
+        log.add("markdown_fence")
+        lines = [line for line in lines if not _FENCE_LINE.fullmatch(line)]
     hits = [(n, m) for n, m in enumerate(_SCORE_LINE.fullmatch(line) for line in lines) if m]
     if not hits:
         labelled = [line.strip() for line in lines if _LABEL_ONLY.fullmatch(line)]

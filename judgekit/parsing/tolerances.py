@@ -36,6 +36,7 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         "separator_pipe": "'|' separated ID and score",
         "separator_tab": "a tab separated ID and score",
         "separator_space": "only whitespace separated ID and score",
+        "trailing_separator": "empty CSV columns followed the score ('17;5;;;')",
         "spaced_separator": "the separator had spaces around it ('17, 5')",
         "repeated_identical_line": "an ID was given more than once, always with the same score",
         "bare_json_list": "the JSON form was a bare list instead of {'scores': [...]}",

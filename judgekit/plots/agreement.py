@@ -218,8 +218,11 @@ def plot_kappa_forest(
             ax.plot(point, position, "o", color=colour, markersize=4)
         ax.set_yticks(y, list(names))
         ax.invert_yaxis()
-        lo = float(np.nanmin(frame[low].to_numpy(dtype=float)))
-        ax.set_xlim(min(lo - 0.05, min(reference_lines, default=lo) - 0.05), 1.0)
+        # Undefined estimates (NaN) keep their row label but draw nothing.
+        lows = frame[low].to_numpy(dtype=float)
+        finite = lows[np.isfinite(lows)]
+        lo = float(finite.min()) if finite.size else 0.0
+        ax.set_xlim(min(lo, *reference_lines) - 0.05, 1.0)
         ax.set_xlabel(xlabel)
         ax.grid(axis="x")
         if colour_by:

@@ -31,7 +31,8 @@ class LoggedRequest:
         outcome: ``ok``, ``malformed``, ``timeout`` (answered late), ``error_500``, ``dropped``,
             ``rate_limited``, ``bad_request``, or ``internal_error`` (a simulator bug).
         status_code: HTTP status answered (0 when the connection was dropped).
-        reply_text: The assistant message content ("" when none was sent).
+        reply_text: The assistant message content; for a request refused with 400 or an
+            internal error, the error message; "" otherwise.
         malformations: Malformation kinds applied to the reply.
         finish_reason: ``stop`` or ``length``; None when there was no reply.
         source: ``online`` (chat endpoint) or ``batch`` (a Batch API line).
@@ -187,67 +188,47 @@ class Simulator:
         try:
             return self._answer_chat(body, source)
         except Exception as error:  # a simulator bug: report it loudly, keep serving
-            digest = body_hash(body) if isinstance(body, Mapping) else ""
             text = f"simulator internal error: {type(error).__name__}: {error}"
-            self._record(
-                LoggedRequest(
-                    digest,
-                    body if isinstance(body, Mapping) else {},
-                    0,
-                    "internal_error",
-                    500,
-                    text,
-                    source=source,
-                )
-            )
-            return ChatAnswer(500, error_payload(text, "simulator_bug", "internal_error"))
+            return self._refuse(body, source, 500, "internal_error", text, "simulator_bug")
+
+    def _refuse(
+        self, body: Any, source: str, status: int, outcome: str, message: str, kind: str
+    ) -> ChatAnswer:
+        """Log and answer a request that gets an error instead of a reply."""
+        received = body if isinstance(body, Mapping) else {}
+        digest = body_hash(received)
+        self._record(LoggedRequest(digest, received, 0, outcome, status, message, source=source))
+        return ChatAnswer(status, error_payload(message, kind, outcome))
 
     def _answer_chat(self, body: Any, source: str) -> ChatAnswer:
-        digest = body_hash(body) if isinstance(body, Mapping) else ""
         messages = body.get("messages") if isinstance(body, Mapping) else None
         if not isinstance(messages, list) or not messages:
-            self._record(
-                LoggedRequest(
-                    digest,
-                    body if isinstance(body, Mapping) else {},
-                    0,
-                    "bad_request",
-                    400,
-                    source=source,
-                )
-            )
-            return ChatAnswer(
-                400,
-                error_payload("'messages' must be a non-empty list", "invalid_request_error", None),
-            )
-        config = self.config
+            message = "'messages' must be a non-empty list"
+            return self._refuse(body, source, 400, "bad_request", message, "invalid_request_error")
+        if body.get("stream") or int(body.get("n") or 1) != 1:
+            message = "the simulator answers non-streaming requests with n=1 only"
+            return self._refuse(body, source, 400, "bad_request", message, "invalid_request_error")
+        config, digest = self.config, body_hash(body)
         estimate = prompt_tokens(messages, message_text)
         if source == "online":
-            requested = estimate + int(
-                body.get("max_completion_tokens") or body.get("max_tokens") or 0
-            )
-            admitted, wait_s, limit = self.limiter.admit(requested)
+            cap = int(body.get("max_completion_tokens") or body.get("max_tokens") or 0)
+            admitted, wait_s, limit = self.limiter.admit(estimate + cap)
             if not admitted:
                 return self._rate_limited(body, digest, wait_s, limit)
         with self._lock:
             seen = self._seen[digest]
             self._seen[digest] += 1
         draw = Draw(config.seed, digest, seen)
-        delay = (
-            (config.latency_s + config.latency_jitter_s * draw.fraction("latency"))
-            if source == "online"
-            else 0.0
-        )
+        delay = 0.0
+        if source == "online":  # Batch API lines have no latency, timeouts or rate limits
+            delay = config.latency_s + config.latency_jitter_s * draw.fraction("latency")
         if draw.chance("drop", config.drop_rate):
             self._record(LoggedRequest(digest, body, seen, "dropped", 0, source=source))
             return ChatAnswer(0, None, delay_s=delay)
         if draw.chance("error_500", config.error_500_rate):
             self._record(LoggedRequest(digest, body, seen, "error_500", 500, source=source))
-            return ChatAnswer(
-                500,
-                error_payload("The simulated server had an error.", "server_error", None),
-                delay_s=delay,
-            )
+            failure = error_payload("The simulated server had an error.", "server_error", None)
+            return ChatAnswer(500, failure, delay_s=delay)
         timed_out = draw.chance("timeout", config.timeout_rate)
         if timed_out and source == "online":
             delay += config.timeout_sleep_s
@@ -259,53 +240,55 @@ class Simulator:
             tokens, finish_reason = tokens[: task.max_tokens], "length"
             text = "".join(tokens)
         cached = self._cached_tokens(messages, str(body.get("model", "")))
-        outcome = "timeout" if timed_out else ("malformed" if reply.malformations else "ok")
-        self._record(
-            LoggedRequest(
-                digest,
-                body,
-                seen,
-                outcome,
-                200,
-                text,
-                reply.malformations,
-                finish_reason,
-                source,
-                estimate,
-                len(tokens),
-                cached,
-            )
+        entry = LoggedRequest(
+            body_hash=digest,
+            body=body,
+            seen=seen,
+            outcome="timeout" if timed_out else ("malformed" if reply.malformations else "ok"),
+            status_code=200,
+            reply_text=text,
+            malformations=reply.malformations,
+            finish_reason=finish_reason,
+            source=source,
+            prompt_tokens=estimate,
+            completion_tokens=len(tokens),
+            cached_tokens=cached,
         )
+        self._record(entry)
         logprobs = None
         if body.get("logprobs"):
-            content = logprobs_content(
-                text, task.allowed, config.logprob_confidence, int(body.get("top_logprobs") or 0)
-            )
+            alternatives = int(body.get("top_logprobs") or 0)
+            content = logprobs_content(text, task.allowed, config.logprob_confidence, alternatives)
             logprobs = {"content": content, "refusal": None}
-        completion_id = f"chatcmpl-sim-{digest[:16]}-{seen}"
-        payload = {
-            "id": completion_id,
+        payload = self._completion(entry, str(body.get("model") or config.model), logprobs)
+        return ChatAnswer(200, payload, {"x-request-id": payload["id"]}, delay)
+
+    def _completion(
+        self, entry: LoggedRequest, model: str, logprobs: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """The ``chat.completion`` object for a logged reply."""
+        return {
+            "id": f"chatcmpl-sim-{entry.body_hash[:16]}-{entry.seen}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": str(body.get("model") or config.model),
-            "system_fingerprint": f"judgekit-simulator-seed-{config.seed}",
+            "model": model,
+            "system_fingerprint": f"judgekit-simulator-seed-{self.config.seed}",
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "message": {"role": "assistant", "content": entry.reply_text, "refusal": None},
                     "logprobs": logprobs,
-                    "finish_reason": finish_reason,
+                    "finish_reason": entry.finish_reason,
                 }
             ],
             "usage": {
-                "prompt_tokens": estimate,
-                "completion_tokens": len(tokens),
-                "total_tokens": estimate + len(tokens),
-                "prompt_tokens_details": {"cached_tokens": cached},
+                "prompt_tokens": entry.prompt_tokens,
+                "completion_tokens": entry.completion_tokens,
+                "total_tokens": entry.prompt_tokens + entry.completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": entry.cached_tokens},
                 "completion_tokens_details": {"reasoning_tokens": 0},
             },
         }
-        return ChatAnswer(200, payload, {"x-request-id": completion_id}, delay)
 
     def _rate_limited(
         self, body: Mapping[str, Any], digest: str, wait_s: float, limit: str

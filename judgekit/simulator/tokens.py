@@ -50,15 +50,21 @@ def _value_distribution(value: int, allowed: Sequence[int], confidence: float) -
 
 
 def _digit_alternatives(
-    value: str, index: int, distribution: Mapping[int, float]
+    value: str, index: int, distribution: Mapping[int, float], terminator: str
 ) -> dict[str, float]:
-    """Probability of the next character after ``value[:index]``, marginalised over values."""
+    """Probability of the next token after ``value[:index]``, marginalised over values.
+
+    A value that is complete at ``index`` (``1`` after the prefix "1" of "10") continues with
+    ``terminator``, the token that follows the number in the reply.
+    """
     prefix = value[:index]
     mass: dict[str, float] = defaultdict(float)
     for candidate, probability in distribution.items():
         text = str(candidate)
         if text.startswith(prefix) and len(text) > index:
             mass[text[index]] += probability
+        elif text == prefix:
+            mass[terminator] += probability
     total = sum(mass.values()) or 1.0
     return {token: p / total for token, p in mass.items()}
 
@@ -86,18 +92,21 @@ def logprobs_content(
     Score digits get a distribution centred on the written score (``confidence`` on it, the
     rest spread over neighbouring scale values); other tokens are near-certain.
     """
-    score_digits: dict[int, tuple[str, int]] = {}  # char offset -> (score text, digit index)
+    # char offset -> (score text, digit index, token after the number)
+    score_digits: dict[int, tuple[str, int, str]] = {}
     for found in SCORE_PATTERN.finditer(text):
         digits = found.group(1).lstrip("-")
         start = found.start(1) + (len(found.group(1)) - len(digits))
-        for index in range(len(digits)):
-            score_digits[start + index] = (digits, index)
+        terminator = (tokenize(text[found.end(1) :]) or ["\n"])[0]
+        # every digit, and the token right after the number (where shorter values end)
+        for index in range(len(digits) + 1):
+            score_digits[start + index] = (digits, index, terminator)
     content, offset = [], 0
     for token in tokenize(text):
         if offset in score_digits:
-            digits, index = score_digits[offset]
+            digits, index, terminator = score_digits[offset]
             distribution = _value_distribution(int(digits), list(allowed), confidence)
-            alternatives = _digit_alternatives(digits, index, distribution)
+            alternatives = _digit_alternatives(digits, index, distribution, terminator)
             probability = alternatives.get(token, confidence)
         else:
             probability = 0.98

@@ -167,6 +167,25 @@ def t_ci(values: FloatArray, level: float) -> tuple[float, float, float]:
 
 
 def unique_patterns(rows: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], IntArray, IntArray]:
-    """Return distinct rows, how many times each occurs, and each input row's pattern index."""
-    patterns, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
-    return patterns, counts, inverse.ravel()
+    """Return distinct rows, how many times each occurs, and each input row's pattern index.
+
+    Rows are encoded as one integer (mixed radix over each column's distinct values) so that a
+    1-D ``np.unique`` does the work; a row-wise ``np.unique(axis=0)`` is the fallback when the
+    code would overflow.
+    """
+    key = np.zeros(len(rows), dtype=np.int64)
+    radix = 1
+    for column in rows.T:
+        _, codes = np.unique(column, return_inverse=True)
+        width = int(codes.max()) + 1 if codes.size else 1
+        if radix * width >= 2**62:
+            patterns, inverse, counts = np.unique(
+                rows, axis=0, return_inverse=True, return_counts=True
+            )
+            return patterns, counts, inverse.ravel()
+        key += codes.ravel().astype(np.int64) * radix
+        radix *= width
+    _, first, inverse, counts = np.unique(
+        key, return_index=True, return_inverse=True, return_counts=True
+    )
+    return rows[first], counts, inverse.ravel()

@@ -52,7 +52,7 @@ def scale_values(scale: ScaleLike, observed: Iterable[float]) -> tuple[float, ..
         if list(levels) != sorted(set(levels)):
             raise ValueError(f"scale values must be strictly increasing, got {tuple(scale)}")
         return levels
-    return tuple(sorted({float(v) for v in observed}))
+    return tuple(float(v) for v in np.unique(np.fromiter(observed, dtype=float)))
 
 
 def abstain_values(scale: ScaleLike, abstain: Sequence[float]) -> tuple[float, ...]:
@@ -99,13 +99,17 @@ def usable_scores(
             f"input table row {row}, column {score_col!r}: "
             f"not a number: {df[score_col].iloc[row]!r}"
         )
-    reason = pd.Series("", index=df.index, dtype=object)
+    not_ok = (
+        (df[status_col].astype(str) != Status.OK.value).to_numpy()
+        if use_status
+        else np.zeros(len(df), dtype=bool)
+    )
+    is_abstain = ~not_ok & score.isin(list(abstain)).to_numpy()
+    is_missing = ~not_ok & ~is_abstain & score.isna().to_numpy()
+    keep = ~(not_ok | is_abstain | is_missing)
+    reason = np.where(is_abstain, Status.ABSTAIN.value, Status.MISSING.value).astype(object)
     if use_status:
-        status = df[status_col].astype(str)
-        reason = reason.mask(status != Status.OK.value, status)
-    reason = reason.mask((reason == "") & score.isin(list(abstain)), Status.ABSTAIN.value)
-    reason = reason.mask((reason == "") & score.isna(), Status.MISSING.value)
-    keep = reason == ""
+        reason[not_ok] = df[status_col].astype(str).to_numpy()[not_ok]
     scores = pd.DataFrame(
         {"item": df[item_col][keep], "rater": df[rater_col][keep], "score": score[keep]}
     )
@@ -118,7 +122,8 @@ def usable_scores(
             "keep one row per item and rater (e.g. the last attempt)"
         )
     reasons = pd.DataFrame(
-        {"item": df[item_col][~keep], "rater": df[rater_col][~keep], "reason": reason[~keep]}
+        {"item": df[item_col][~keep], "rater": df[rater_col][~keep], "reason": reason[~keep]},
+        index=df.index[~keep],
     )
     return Usable(scores=scores, reasons=reasons)
 
@@ -167,11 +172,11 @@ def pair_scores(usable: Usable, rater_a: object, rater_b: object) -> Pairs:
     for tag, rater in (("a", rater_a), ("b", rater_b)):
         ok = usable.scores[usable.scores["rater"] == rater].set_index("item")["score"]
         bad = usable.reasons[usable.reasons["rater"] == rater]
+        if ok.empty and bad.empty:
+            raise ValueError(f"no rows for rater {rater!r}")
         bad = bad[~bad["item"].isin(ok.index)].drop_duplicates("item").set_index("item")
         status = pd.concat([pd.Series("", index=ok.index, dtype=object), f"{tag}:" + bad["reason"]])
         sides.append((ok, status))
-    if sides[0][1].empty and sides[1][1].empty:
-        raise ValueError(f"no rows for raters {rater_a!r} and {rater_b!r}")
     joined = pd.concat(
         {"sa": sides[0][0], "ra": sides[0][1], "sb": sides[1][0], "rb": sides[1][1]}, axis=1
     )

@@ -26,6 +26,7 @@ from judgekit.stats._bootstrap import (
     CIMethod,
     PatternStat,
     SeedLike,
+    as_generator,
     normal_ci,
     pattern_ci,
     wilson_ci,
@@ -150,6 +151,8 @@ def kappa_from_pairs(
     if ci == "analytic":
         low, high = normal_ci(estimate, se, level)
     elif ci in ("percentile", "bca"):
+        if n == 0:
+            raise ValueError("no usable pairs: nothing to bootstrap")
         low, high, _ = pattern_ci(
             stat, cells, estimate=estimate, n_boot=n_boot, seed=seed, level=level, method=ci
         )
@@ -248,7 +251,7 @@ def pairwise_kappa(
     Other keyword arguments go to :func:`cohen_kappa`. Returns one row per pair.
     """
     names = list(pd.unique(df[rater_col])) if raters is None else list(raters)
-    rng = np.random.default_rng(seed) if isinstance(seed, int) else seed
+    rng = None if seed is None else as_generator(seed)
     rows = [
         cohen_kappa(df, a, b, rater_col=rater_col, seed=rng, **kappa_options)  # type: ignore[arg-type]
         for a, b in combinations(names, 2)

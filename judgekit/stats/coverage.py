@@ -19,6 +19,26 @@ from judgekit.stats._prep import (
 )
 
 DistributionTest = Literal["chi2", "g"]
+#: Columns of :attr:`Coverage.summary`, in order (comparison columns NaN for the human row).
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "rater",
+    "n",
+    "levels_used",
+    "share_of_scale_used",
+    "entropy_bits",
+    "normalized_entropy",
+    "tvd",
+    "test",
+    "statistic",
+    "dof",
+    "p_value",
+    "min_expected",
+    "threshold",
+    "passed",
+    "note",
+    "n_dropped",
+    "dropped_reason",
+)
 
 
 @dataclass(frozen=True)
@@ -146,4 +166,5 @@ def score_coverage(
         row["threshold"] = min_share_used
         row["passed"] = bool(used / len(levels) >= min_share_used) if values.sum() else None
         rows.append(row)
-    return Coverage(counts=counts, summary=pd.DataFrame(rows))
+    summary = pd.DataFrame(rows).reindex(columns=list(SUMMARY_COLUMNS))
+    return Coverage(counts=counts, summary=summary)

@@ -61,8 +61,8 @@ def item_level_counts(
     check_on_scale(scores["score"], levels, score_col)
     item_codes, _ = pd.factorize(scores["item"])
     n_items = int(item_codes.max()) + 1 if item_codes.size else 0
-    counts = np.zeros((n_items, len(levels)), dtype=np.int64)
-    np.add.at(counts, (item_codes, level_codes(scores["score"], levels)), 1)
+    flat = item_codes * len(levels) + level_codes(scores["score"], levels)
+    counts = np.bincount(flat, minlength=n_items * len(levels)).reshape(n_items, len(levels))
     sparse = counts.sum(axis=1) < min_ratings
     reasons = list(usable.reasons["reason"])
     reasons += ["item with a single rating"] * int(counts[sparse].sum())

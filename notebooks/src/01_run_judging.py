@@ -86,6 +86,7 @@ with default_judge_client(
     log_dir=out,
     **client_options,
 ) as client:
+    print(f"judge model: {client.model} (structured replies: {client.structured_mode})")
     for name in rubrics:
         rubric = load_rubric(name)
         items = items_from_frame(
