@@ -37,7 +37,10 @@ def test_reply_carries_usage_logprobs_and_request_id() -> None:
     assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
     assert reply.finish_reason == "stop" and reply.request_id
     assert reply.http_attempts == 1 and reply.latency_s > 0
-    assert reply.top_logprobs is not None and all(len(step) == 5 for step in reply.top_logprobs)
+    assert reply.top_logprobs is not None
+    assert all(1 <= len(step) <= 5 for step in reply.top_logprobs)
+    score_step = next(step for step in reply.top_logprobs if step[0][0] == "7")
+    assert len(score_step) == 5  # the score token comes with its alternatives
 
 
 def test_server_errors_are_retried_then_succeed() -> None:
