@@ -15,7 +15,9 @@ answer and a provider-style limit of 500 requests and 500,000 tokens per minute.
   read with a regex; a batch whose call fails is lost.
 * ``inspect_ai``: a Task whose solver hands inspect the answer under judgment and whose scorer is
   ``model_graded_qa`` with the same prompt as its template (one item per call, as it works) and a
-  grade pattern reading the ``ID,score`` line; inspect's OpenAI provider pointed at the simulator
+  grade pattern reading the ``ID,score`` line (inspect sends it as one user message, so the
+  literal ``<item id="...">`` in the instructions is unquoted to keep the simulator reading only
+  the real item); inspect's OpenAI provider pointed at the simulator
   with ``base_url``, its default concurrency and retries.
 
 Rows scored right = rows whose score equals the simulator's oracle score.
@@ -95,6 +97,9 @@ def inspect_template(rubric: Any) -> str:
     marks = {"Question": "QQQMARK", "Answer": "AAAMARK", "Ref_Answer": "RRRMARK"}
     probe = Item("IIIMARK", {column: marks[column] for column in rubric.input_columns})
     system, user = (m["content"] for m in rubric.render([probe], batch_label="rows 1-1"))
+    # inspect sends one user message; unquote the example tag in the instructions so the
+    # simulator (which reads <item id="..."> blocks of the user message) sees only the item.
+    system = system.replace('<item id="...">', "<item id=...>")
     text = f"{system}\n\n{user}".replace("{", "{{").replace("}", "}}")
     for placeholder, mark in (
         ("{question}", "QQQMARK"),
@@ -147,8 +152,9 @@ def run_inspect(items: Sequence[Item], rubric: Any, base_url: str) -> dict[str, 
     )
     with tempfile.TemporaryDirectory() as log_dir:
         logs = inspect_eval(task, model=grader, log_dir=log_dir, display="none")
+        samples_done = logs[0].samples or []
     scores: dict[str, float] = {}
-    for sample in logs[0].samples or []:
+    for sample in samples_done:
         for score in (sample.scores or {}).values():
             if score.value is not None and str(score.value).lstrip("-").isdigit():
                 scores[str(sample.id)] = float(score.value)

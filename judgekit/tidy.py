@@ -174,3 +174,19 @@ def write_parquet(frame: pd.DataFrame, path: str | Path) -> Path:
         if os.path.exists(staged):
             os.unlink(staged)
     return target
+
+
+def shared_scored_items(
+    long: pd.DataFrame, raters: Sequence[object], *, rater_col: str = "rater"
+) -> int:
+    """Count the items that every one of ``raters`` scored (status ``ok`` with a score).
+
+    The analysis notebooks skip, and say so, a comparison with fewer than two such items: a
+    kappa or a bootstrap over nothing is not an estimate.
+    """
+    usable = long[(long["status"] == Status.OK.value) & long["score"].notna()]
+    items = None
+    for rater in raters:
+        scored = set(usable.loc[usable[rater_col].astype(str) == str(rater), "item"])
+        items = scored if items is None else items & scored
+    return len(items or ())

@@ -104,9 +104,11 @@ def test_export_then_open_readonly_and_import(tmp_path, name) -> None:
         with pytest.raises(PermissionError):
             shared.record_request(key(run=9))
     with ResponseStore(tmp_path / "fresh.sqlite") as fresh:
-        assert fresh.import_from(exported) == 3
+        failed_here = fresh.record_request(key(run=1))
+        fresh.record_error(failed_here, "HTTP 500", 7)
+        assert fresh.import_from(exported) == 3  # two new, one failure upgraded to a reply
         assert fresh.import_from(exported) == 0
-        assert fresh.lookup(digests[0]).reply == REPLY
+        assert all(fresh.lookup(d).reply == REPLY for d in digests)
 
 
 def test_open_readonly_missing_file(tmp_path) -> None:

@@ -299,7 +299,11 @@ class ResponseStore:
         return target
 
     def import_from(self, path: str | Path) -> int:
-        """Merge finished requests from an exported file; returns how many were new."""
+        """Merge finished requests from an exported file.
+
+        Returns:
+            How many rows were added, or upgraded from pending/error to answered.
+        """
         source = ResponseStore.open_readonly(path)
         try:
             rows = [row for row in source.rows() if row["state"] != "pending"]
@@ -325,10 +329,14 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _insert_rows(db: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Add rows; an answered row also replaces a local row that was never answered."""
     placeholders = ", ".join("?" for _ in _COLUMNS)
+    updates = ", ".join(f"{column}=excluded.{column}" for column in _COLUMNS[1:])
     db.execute("BEGIN")
     db.executemany(
-        f"INSERT OR IGNORE INTO requests ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
+        f"INSERT INTO requests ({', '.join(_COLUMNS)}) VALUES ({placeholders})"
+        f" ON CONFLICT(request_hash) DO UPDATE SET {updates}"
+        " WHERE requests.state != 'ok' AND excluded.state = 'ok'",
         [tuple(row.get(column) for column in _COLUMNS) for row in rows],
     )
     db.execute("COMMIT")

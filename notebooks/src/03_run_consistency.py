@@ -32,7 +32,7 @@ from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
 from judgekit.stats.reliability import run_consistency
-from judgekit.tidy import final_verdicts, rater_table, read_judgments
+from judgekit.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
 
 plots.apply_style()
 source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
@@ -53,6 +53,9 @@ summaries, per_item = [], []
 for rubric in pd.unique(verdicts["rubric"]):
     long = rater_table(verdicts, rubric=rubric)
     for judge, rows in long.groupby("rater"):
+        if shared_scored_items(rows, runs, rater_col="run") < 2:
+            print(f"skipped {rubric} / {judge}: fewer than two items scored in every run")
+            continue
         result = run_consistency(
             rows,
             scale=load_rubric(rubric).scale,
@@ -64,19 +67,21 @@ for rubric in pd.unique(verdicts["rubric"]):
         panel = f"{rubric} · {judge}"
         summaries.append(result.summary.assign(rubric=rubric, judge=judge))
         per_item.append(result.per_item.assign(rubric=rubric, judge=judge, panel=panel))
-summary = pd.concat(summaries, ignore_index=True)
-items = pd.concat(per_item, ignore_index=True)
+summary = pd.concat(summaries, ignore_index=True) if summaries else pd.DataFrame()
+items = pd.concat(per_item, ignore_index=True) if per_item else pd.DataFrame()
 write_table(summary, tables / "consistency_summary.csv")
 write_table(items, tables / "consistency_per_item.csv")
-display(summary[["rubric", "judge", "statistic", "estimate", "ci_low", "ci_high", "n", "passed"]])
-shares = summary[summary["statistic"] == "share_identical"]
-assert shares["estimate"].between(0, 1).all()
-assert (shares["estimate"] >= min_expected_identical).all(), shares["estimate"]
-assert items["flip_rate"].dropna().between(0, 1).all()
+display(summary)
+if summaries:
+    shares = summary[summary["statistic"] == "share_identical"]
+    assert shares["estimate"].between(0, 1).all()
+    assert (shares["estimate"] >= min_expected_identical).all(), shares["estimate"]
+    assert items["flip_rate"].dropna().between(0, 1).all()
 
 # %%
-fig = plots.plot_consistency(items, panel="panel")
-saved = plots.save_figure(fig, "consistency_flip_rates", folder=figures)
+if summaries:
+    fig = plots.plot_consistency(items, panel="panel")
+    saved = plots.save_figure(fig, "consistency_flip_rates", folder=figures)
 
 # %% [markdown]
 # **Figure: how often an item's score changed across runs.** For each judge and rubric, the
@@ -88,5 +93,6 @@ saved = plots.save_figure(fig, "consistency_flip_rates", folder=figures)
 # ## The items that moved
 
 # %%
-moved = items[items["flip_rate"] > 0].sort_values("flip_rate", ascending=False)
-display(moved[["rubric", "judge", "item", "n_runs", "n_distinct", "modal_score", "flip_rate"]])
+if per_item:
+    moved = items[items["flip_rate"] > 0].sort_values("flip_rate", ascending=False)
+    display(moved[["rubric", "judge", "item", "n_runs", "n_distinct", "modal_score", "flip_rate"]])

@@ -31,7 +31,7 @@ from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
 from judgekit.stats.reliability import paraphrase_sensitivity
-from judgekit.tidy import final_verdicts, rater_table, read_judgments
+from judgekit.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
 
 plots.apply_style()
 source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
@@ -50,8 +50,12 @@ assert len(variants) >= 2, "paraphrase sensitivity needs a judgments table with 
 # %%
 results = {}
 for (rubric, judge), judged in verdicts.groupby(["rubric", "model"], sort=False):
+    long = rater_table(judged, rubric=rubric, rater="variant")
+    if shared_scored_items(long, variants) < 2:
+        print(f"skipped {rubric} / {judge}: fewer than two items scored under every variant")
+        continue
     results[(rubric, judge)] = paraphrase_sensitivity(
-        rater_table(judged, rubric=rubric, rater="variant"),
+        long,
         scale=load_rubric(rubric).scale,
         threshold=gate,
         ci=ci_method,
@@ -59,17 +63,21 @@ for (rubric, judge), judged in verdicts.groupby(["rubric", "model"], sort=False)
         seed=seed,
     )
 pairwise = pd.concat(
-    [r.pairwise.assign(rubric=k[0], judge=k[1]) for k, r in results.items()], ignore_index=True
+    [r.pairwise.assign(rubric=k[0], judge=k[1]) for k, r in results.items()] or [pd.DataFrame()],
+    ignore_index=True,
 )
 summary = pd.concat(
-    [r.summary.assign(rubric=k[0], judge=k[1]) for k, r in results.items()], ignore_index=True
+    [r.summary.assign(rubric=k[0], judge=k[1]) for k, r in results.items()] or [pd.DataFrame()],
+    ignore_index=True,
 )
 write_table(pairwise, tables / "paraphrase_pairwise.csv")
 write_table(summary, tables / "paraphrase_summary.csv")
-display(summary[["rubric", "judge", "statistic", "estimate", "threshold", "passed", "note"]])
+display(summary)
 n_pairs = len(variants) * (len(variants) - 1) // 2
-assert (pairwise.groupby(["rubric", "judge"]).size() == n_pairs).all()
-assert (pairwise["estimate"].fillna(-1.0) >= min_expected_kappa).all(), pairwise["estimate"]
+for (rubric, judge), result in results.items():
+    assert len(result.pairwise) == n_pairs, f"{rubric} / {judge}"
+    for kappa in result.pairwise["estimate"]:
+        assert not kappa < min_expected_kappa, f"{rubric} / {judge}: kappa {kappa:.3f}"
 
 # %%
 for (rubric, judge), result in results.items():

@@ -50,6 +50,7 @@ verdicts = final_verdicts(read_judgments(source))
 verdicts = verdicts[verdicts["run"] == run]
 rubrics = list(pd.unique(verdicts["rubric"]))
 long = {r: rater_table(verdicts, labels, rubric=r) for r in rubrics}
+MIN_SCORED = 3  # a regression needs a few scored answers; fewer are skipped, and said so
 print(f"rubrics: {rubrics}; judges: {list(pd.unique(verdicts['model']))}")
 
 # %% [markdown]
@@ -81,6 +82,10 @@ for rubric in rubrics:
 coverage = []
 for rubric in rubrics:
     rows = long[rubric][long[rubric]["variant"].isin(["base"]) | (long[rubric]["rater"] == HUMAN)]
+    scored = rows[rows["status"] == "ok"].groupby("rater").size()
+    for rater in sorted(set(rows["rater"]) - set(scored.index)):
+        print(f"skipped {rubric} / {rater}: no scored items")
+    rows = rows[rows["rater"].isin(scored.index)]
     result = score_coverage(rows, scale=load_rubric(rubric).scale, human=HUMAN)
     coverage.append(result.summary.assign(rubric=rubric))
 coverage_table = pd.concat(coverage, ignore_index=True)
@@ -100,8 +105,11 @@ length_rows = []
 for rubric in rubrics:
     paired = with_human_score(long[rubric])
     paired = paired[paired["variant"] == "base"].rename(columns={"answer_chars": "length"})
+    if (paired["status"] == "ok").sum() < MIN_SCORED:
+        print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
+        continue
     length_rows.append(length_bias(paired).assign(rubric=rubric))
-lengths = pd.concat(length_rows, ignore_index=True)
+lengths = pd.concat(length_rows, ignore_index=True) if length_rows else pd.DataFrame()
 write_table(lengths, tables / "length_bias.csv")
 display(lengths)
 
@@ -118,18 +126,23 @@ if own_models:
     for rubric in rubrics:
         paired = with_human_score(long[rubric])
         paired = paired[paired["variant"] == "base"]
+        if (paired["status"] == "ok").sum() < MIN_SCORED:
+            print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
+            continue
         result = self_preference(paired, own=own_models, author_col="answer_model")
         bias_rows.append(result.assign(rubric=rubric))
-    bias = pd.concat(bias_rows, ignore_index=True)
+    bias = pd.concat(bias_rows, ignore_index=True) if bias_rows else pd.DataFrame()
     write_table(bias, tables / "self_preference.csv")
     display(bias)
     shown = bias[bias["method"].isin(["naive_welch", "ols_human_clustered"])].copy()
+    shown = shown.dropna(subset=["estimate"])
     shown["judge"] = shown["rubric"] + " · " + shown["judge"].astype(str)
     shown["method"] = shown["method"].map(
         {"naive_welch": "naive", "ols_human_clustered": "controlled for human score"}
     )
-    fig = plots.plot_self_bias(shown)
-    saved = plots.save_figure(fig, "self_preference", folder=figures)
+    if not shown.empty:
+        fig = plots.plot_self_bias(shown)
+        saved = plots.save_figure(fig, "self_preference", folder=figures)
 else:
     print("own_models is empty: no judge is paired with an answering model, nothing to probe")
 
