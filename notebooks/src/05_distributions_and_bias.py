@@ -121,30 +121,28 @@ display(lengths)
 # judges paired with an answering model in `own_models` can be probed.
 
 # %%
-if own_models:
-    bias_rows = []
-    for rubric in rubrics:
-        paired = with_human_score(long[rubric])
-        paired = paired[paired["variant"] == "base"]
-        if (paired["status"] == "ok").sum() < MIN_SCORED:
-            print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
-            continue
-        result = self_preference(paired, own=own_models, author_col="answer_model")
-        bias_rows.append(result.assign(rubric=rubric))
-    bias = pd.concat(bias_rows, ignore_index=True) if bias_rows else pd.DataFrame()
-    write_table(bias, tables / "self_preference.csv")
-    display(bias)
-    shown = bias[bias["method"].isin(["naive_welch", "ols_human_clustered"])].copy()
-    shown = shown.dropna(subset=["estimate"])
-    shown["judge"] = shown["rubric"] + " · " + shown["judge"].astype(str)
-    shown["method"] = shown["method"].map(
-        {"naive_welch": "naive", "ols_human_clustered": "controlled for human score"}
-    )
-    if not shown.empty:
-        fig = plots.plot_self_bias(shown)
-        saved = plots.save_figure(fig, "self_preference", folder=figures)
-else:
+bias = pd.DataFrame()
+if not own_models:
     print("own_models is empty: no judge is paired with an answering model, nothing to probe")
+for rubric in rubrics if own_models else []:
+    paired = with_human_score(long[rubric])
+    paired = paired[paired["variant"] == "base"]
+    if (paired["status"] == "ok").sum() < MIN_SCORED:
+        print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
+        continue
+    result = self_preference(paired, own=own_models, author_col="answer_model")
+    bias = pd.concat([bias, result.assign(rubric=rubric)], ignore_index=True)
+write_table(bias, tables / "self_preference.csv")
+display(bias)
+
+# %%
+SHOWN = {"naive_welch": "naive", "ols_human_clustered": "controlled for human score"}
+if not bias.empty and bias["estimate"].notna().any():
+    shown = bias[bias["method"].isin(list(SHOWN))].dropna(subset=["estimate"]).copy()
+    shown["judge"] = shown["rubric"] + " · " + shown["judge"].astype(str)
+    shown["method"] = shown["method"].map(SHOWN)
+    fig = plots.plot_self_bias(shown)
+    saved = plots.save_figure(fig, "self_preference", folder=figures)
 
 # %% [markdown]
 # **Figure (when drawn): self-preference per judge.** Dots are the judge's extra score on its
