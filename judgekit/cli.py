@@ -69,8 +69,9 @@ def judge(
         judge_command(
             items,
             rubric,
-            client,
+            None,
             output,
+            client=client,
             runs=runs,
             variants=tuple(variant or ("base",)),
             batch_size=batch_size,

@@ -4,7 +4,7 @@
 key. It always judges offline with the bundled local model, whatever keys the environment
 holds, so it never spends money or sends data anywhere. Steps (the parameter set
 ``params/demo/``): judge ``data/demo/riddles_demo.csv`` (accuracy and reasoning, base prompt
-and two paraphrases, plus two repeat runs), run the analysis notebooks 02-05 on those
+and one paraphrase, plus two repeat runs), run the analysis notebooks 02-05 on those
 judgments, and reproduce the reliability analysis of the original riddles study (notebook 06).
 """
 

@@ -15,6 +15,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pandas as pd
@@ -34,14 +35,20 @@ from judgekit.local import (
     missing_server_modules,
 )
 from judgekit.rubrics import list_rubrics, load_rubric
-from judgekit.types import Item, Status
+from judgekit.types import Criterion, Item, Status
 
 pytestmark = pytest.mark.local
 
-#: Enough for every structured reply of the small batches below.
-MAX_TOKENS = 400
-RIDDLE_ROWS = 3
+#: Room for every structured reply below (direct scoring with one criterion is the longest).
+MAX_TOKENS = 700
+#: Plain replies are not constrained; cap them lower to keep the suite fast.
+PLAIN_MAX_TOKENS = 200
+RIDDLE_ROWS = 5
 SINGLE_ROWS = 2
+#: One criterion keeps the direct-scoring reply short enough for a fast suite.
+ONE_CRITERION = (
+    Criterion("Correctness", 1.0, "Whether the answer states the correct fact.", 1, 5),
+)
 
 
 def _skip_reason() -> str | None:
@@ -70,8 +77,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalJudgeServe
         yield running
 
 
+def _rubric(rubric_name: str) -> Any:
+    if rubric_name == "direct_scoring":
+        return load_rubric(rubric_name, criteria=ONE_CRITERION)
+    return load_rubric(rubric_name)
+
+
 def _items(rubric_name: str) -> list[Item]:
-    rubric = load_rubric(rubric_name)
+    rubric = _rubric(rubric_name)
     if rubric_name.startswith("riddle_"):
         frame = read_table(config.DATA_DIR / "demo" / "riddles_demo.csv").frame.head(RIDDLE_ROWS)
     else:
@@ -98,7 +111,7 @@ def _wait_gone(pid: int, within_s: float = 20.0) -> bool:
 
 def _assert_explicit(table: pd.DataFrame, rubric_name: str) -> None:
     """Every row is an OK score on the scale, or a named status with no score."""
-    scale = load_rubric(rubric_name).scale
+    scale = _rubric(rubric_name).scale
     statuses = {status.value for status in Status}
     for row in table.itertuples():
         assert row.status in statuses
@@ -113,7 +126,7 @@ def _assert_explicit(table: pd.DataFrame, rubric_name: str) -> None:
 def test_structured_replies_parse_and_repeat_at_temperature_zero(
     server: LocalJudgeServer, rubric_name: str
 ) -> None:
-    rubric = load_rubric(rubric_name)
+    rubric = _rubric(rubric_name)
     items = _items(rubric_name)
     table = judge(
         items,
@@ -140,10 +153,10 @@ def test_plain_replies_become_scores_or_explicit_statuses(
 ) -> None:
     table = judge(
         _items(rubric_name),
-        load_rubric(rubric_name),
+        _rubric(rubric_name),
         local_judge_client(server),
         structured=False,
-        max_tokens=MAX_TOKENS,
+        max_tokens=PLAIN_MAX_TOKENS,
         max_reasks=0,
         progress=False,
     )

@@ -80,7 +80,7 @@ from judgekit.engine.cli_judge import judge_command
 from judgekit.rubrics import load_rubric
 
 base_url, folder, items_path = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-logging.basicConfig(filename=folder / "run.log", level=logging.DEBUG)
+logging.basicConfig(filename=folder / "run.log", level=logging.DEBUG, force=True)
 rubric = load_rubric("riddle_accuracy")
 items = items_from_frame(read_table(items_path).frame, rubric.input_columns)
 table = judge(items, rubric, OpenAIJudge("sim-judge", base_url=base_url),

@@ -13,6 +13,7 @@ from judgekit.data import items_from_frame, read_table, write_id_score_csv
 from judgekit.engine.client import OpenAIJudge
 from judgekit.engine.runner import judge
 from judgekit.rubrics import load_rubric
+from judgekit.types import JudgeClient
 
 TABLE_SUFFIXES = (".parquet", ".csv")
 
@@ -55,9 +56,10 @@ def _id_score_paths(base: Path, variants: Sequence[str], runs: int) -> dict[tupl
 def judge_command(
     items_path: Path,
     rubric_name: str,
-    model: str,
+    model: str | None,
     output_path: Path,
     *,
+    client: JudgeClient | None = None,
     base_url: str | None = None,
     provider: str | None = None,
     runs: int = 1,
@@ -83,8 +85,10 @@ def judge_command(
         items_path: Items table (.csv, .tsv, .xlsx) with an ``ID`` column and the rubric's
             input columns (aliases such as ``Reference Answer`` are recognised).
         rubric_name: Packaged rubric (see ``judgekit.rubrics.list_rubrics()``).
-        model: Judge model name.
+        model: Judge model name (ignored when ``client`` is given).
         output_path: Tidy judgments table, ``.parquet`` or ``.csv`` (written atomically).
+        client: A ready judge (e.g. from ``judgekit.local.default_judge_client``); when None, an
+            :class:`OpenAIJudge` is built from ``model``, ``base_url``, ``provider`` and limits.
         base_url: Endpoint (default: the provider's, or ``OPENAI_BASE_URL``).
         provider: Provider preset (``openai``, ``vllm``, ``ollama``, ...).
         runs: Repeats of every request.
@@ -116,19 +120,28 @@ def judge_command(
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
     rubric = load_rubric(rubric_name)
-    required = tuple(getattr(rubric, "required_columns", rubric.input_columns))
-    table = read_table(items_path, required=required, encoding=encoding, sep=sep, sheet=sheet)
-    items = items_from_frame(table.frame, rubric.input_columns, source=str(items_path))
+    table = read_table(
+        items_path, required=rubric.required_columns, encoding=encoding, sep=sep, sheet=sheet
+    )
+    items = items_from_frame(
+        table.frame,
+        rubric.required_columns,
+        optional=rubric.optional_columns,
+        source=str(items_path),
+    )
     if limit is not None:
         items = items[:limit]
-    client = OpenAIJudge(
-        model,
-        base_url=base_url,
-        provider=provider,
-        max_concurrency=max_concurrency,
-        requests_per_minute=requests_per_minute,
-        tokens_per_minute=tokens_per_minute,
-    )
+    if client is None:
+        if not model:
+            raise ValueError("no judge model: pass a model name or a client")
+        client = OpenAIJudge(
+            model,
+            base_url=base_url,
+            provider=provider,
+            max_concurrency=max_concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+        )
     judgments = judge(
         items,
         rubric,

@@ -31,6 +31,7 @@ base_url: str = ""  # OpenAI-compatible endpoint; empty: the provider's URL or t
 provider: str = ""  # provider preset, see judgekit.engine.PROVIDERS; empty: openai or local
 temperature: float = 0.0  # sampling temperature
 max_tokens: int = 0  # output cap per request; 0: not sent
+max_reasks: int = 2  # re-asks of the rows a reply left unscored, per batch
 max_concurrency: int = 0  # requests in flight; 0: the client's default
 store_path: str = ""  # response store (SQLite); empty: responses.sqlite in output_dir
 output_dir: str = ""  # folder for the outputs; empty: config.RUNS_DIR / "judging"
@@ -102,6 +103,7 @@ with default_judge_client(
             store=store,
             temperature=temperature,
             max_tokens=max_tokens or None,
+            max_reasks=max_reasks,
             progress=False,
         )
         context = pd.DataFrame([item_context(item) for item in items], index=[i.id for i in items])
