@@ -90,6 +90,22 @@ def test_id_score_file_needs_one_final_judgment_per_item(tmp_path: Path) -> None
         write_id_score_csv(judgments, tmp_path / "y.csv", variant="paraphrase_1")
 
 
+def test_foreign_ids_never_reach_the_id_score_file(tmp_path: Path) -> None:
+    # A re-ask whose reply also scored item 2 from another batch must not blank item 2's
+    # real verdict, and an ID that exists nowhere must not appear as a line.
+    judgments = _judgments(
+        [
+            {"item_id": "1", "status": "missing", "score": np.nan},
+            {"item_id": "2", "status": "ok", "score": 5.0},
+            {"item_id": "1", "status": "ok", "score": 3.0, "attempt": 2},
+            {"item_id": "2", "status": "unknown_id", "score": np.nan, "attempt": 2},
+            {"item_id": "999", "status": "unknown_id", "score": np.nan},
+        ]
+    )
+    scores, _ = write_id_score_csv(judgments, tmp_path / "run.csv")
+    assert scores.read_text(encoding="utf-8") == "ID,score\n1,3\n2,5\n"
+
+
 def test_ok_row_without_score_is_refused(tmp_path: Path) -> None:
     judgments = _judgments([{"item_id": "1", "status": "ok", "score": np.nan}])
     with pytest.raises(ValueError, match="ok but has no score"):

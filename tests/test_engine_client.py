@@ -126,6 +126,19 @@ def test_adaptive_throttle_halves_once_per_wave_and_recovers() -> None:
     assert throttle.factor == 1.0 and throttle.concurrency_limit == 8
 
 
+def test_a_request_larger_than_the_token_bucket_pays_its_full_cost() -> None:
+    # 60k tokens/min: the bucket holds 10 s (10k tokens) and refills 1k tokens/s, so a
+    # 12k-token request can only start once 2k more tokens have drained (~2 s).
+    throttle = AdaptiveThrottle(8, tokens_per_minute=60_000)
+
+    async def admit() -> float:
+        started = time.monotonic()
+        async with throttle.slot(12_000):
+            return time.monotonic() - started
+
+    assert asyncio.run(admit()) >= 1.8
+
+
 def test_concurrency_cap_is_respected() -> None:
     with run_simulator(SimulatorConfig(latency_s=0.1)) as sim:
         judge = _judge(sim.base_url, max_concurrency=2)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.errors import DataError
+from judgekit.tidy import final_verdicts
 from judgekit.types import Item, Status
 
 #: Columns of the status sidecar written next to every ``ID,score`` file.
@@ -95,8 +96,10 @@ def _final_verdicts(judgments: pd.DataFrame, selection: dict[str, object]) -> pd
             chosen = chosen[chosen[column] == wanted]
     if chosen.empty:
         raise ValueError(f"no judgments match {selection}")
-    last_attempt = chosen.groupby("item_id", sort=False)["attempt"].transform("max")
-    final = chosen[chosen["attempt"] == last_attempt]
+    # Foreign IDs (unknown_id rows) are not verdicts on any item and never reach this file.
+    final = final_verdicts(chosen)
+    first_seen = {item: order for order, item in enumerate(pd.unique(chosen["item_id"]))}
+    final = final.sort_values("item_id", key=lambda ids: ids.map(first_seen), kind="stable")
     counts = final.groupby("item_id", sort=False).size()
     if (counts > 1).any():
         item = str(counts[counts > 1].index[0])

@@ -131,7 +131,8 @@ class AdaptiveThrottle:
         """Hold one request slot: waits for concurrency, budgets and pacing.
 
         Args:
-            estimated_tokens: Tokens charged to the token budget (capped at the bucket size).
+            estimated_tokens: Tokens charged to the token budget. A request larger than the
+                bucket is charged in bucket-sized chunks, so it still pays its full cost.
         """
         primitives = self._loop_primitives()
         async with primitives.slot_free:
@@ -142,7 +143,11 @@ class AdaptiveThrottle:
                 await primitives.request_budget.acquire(1)
             if primitives.token_budget is not None:
                 budget = primitives.token_budget
-                await budget.acquire(min(float(max(estimated_tokens, 1)), budget.max_rate))
+                remaining = float(max(estimated_tokens, 1))
+                while remaining > 0:  # bounded: ceil(estimate / bucket size) iterations
+                    chunk = min(remaining, budget.max_rate)
+                    await budget.acquire(chunk)
+                    remaining -= chunk
             await self._pace(primitives)
             yield
         finally:
