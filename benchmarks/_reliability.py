@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import io
 import json
 import math
@@ -114,9 +115,7 @@ def judge_under_faults(
     latency_s: float = 0.0,
 ) -> FaultRun:
     """Judge ``items`` x ``runs`` against a simulator failing about ``rate`` of calls."""
-    sim_config = fault_config(rate, oracle)
-    if latency_s:
-        sim_config = SimulatorConfig(**{**sim_config.__dict__, "latency_s": latency_s})
+    sim_config = dataclasses.replace(fault_config(rate, oracle), latency_s=latency_s)
     with run_simulator(sim_config) as sim:
         table = judge(
             items,
@@ -222,9 +221,7 @@ def _start_job(folder: Path, base_url: str, name: str, batch_size: int) -> subpr
     )
 
 
-def _judge_here(
-    items: Sequence[Item], base_url: str, store: Path, batch_size: int
-) -> pd.DataFrame:
+def _judge_here(items: Sequence[Item], base_url: str, store: Path, batch_size: int) -> pd.DataFrame:
     """The job's judging call, in this process (the reference run and the resume)."""
     client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator", max_concurrency=2)
     table = judge(

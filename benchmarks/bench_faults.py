@@ -2,7 +2,7 @@
 
 Run from the repository root: ``python3 -m benchmarks.bench_faults``.
 
-1. Fault injection: the 600 riddle rows x 2 runs (accuracy rubric, 60-row batches, 300 ms
+1. Fault injection: the 600 riddle rows x 3 runs (accuracy rubric, 20-row batches, 300 ms
    latency) against a simulator where about 0/10/30/50 % of calls fail or come back malformed,
    in equal shares of eight kinds: HTTP 500, dropped connection, timeout, markdown fence,
    missing rows, duplicated ID, out-of-range score, truncated reply. Rows are ``ok``, flagged
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import random
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -40,7 +39,8 @@ from judgekit import config
 from judgekit.data import DataError, read_table
 
 RATES = (0.0, 0.1, 0.3, 0.5)
-RUNS = 2
+RUNS = 3
+FAULT_BATCH = 20
 KILL_ITEMS = 60
 KILL_BATCH = 4
 KILL_POINTS = 10
@@ -55,7 +55,7 @@ def fault_rows() -> tuple[list[list[Any]], dict[str, int]]:
     for rate in RATES:
         with Stopwatch() as clock:
             run = judge_under_faults(
-                items, rubric, oracle, rate, runs=RUNS, batch_size=60, latency_s=LATENCY_S
+                items, rubric, oracle, rate, runs=RUNS, batch_size=FAULT_BATCH, latency_s=LATENCY_S
             )
         counts = run.counts()
         final = run.final_rows
@@ -63,8 +63,9 @@ def fault_rows() -> tuple[list[list[Any]], dict[str, int]]:
         wrong = int((ok["score"] != ok["item_id"].map(oracle)).sum())
         flagged = final[final["status"] != "ok"]
         unexplained = int(
-            (flagged["score"].notna() | ((flagged["raw_reply"] == "") & (flagged["error"] == "")))
-            .sum()
+            (
+                flagged["score"].notna() | ((flagged["raw_reply"] == "") & (flagged["error"] == ""))
+            ).sum()
         )
         statuses = flagged["status"].value_counts()
         worst = {
@@ -141,7 +142,7 @@ def main() -> None:
     quiet_environment()
     _, _, source = rubric_items("riddle_accuracy")
     rows, worst = fault_rows()
-    print(f"Fault injection. Items: {source}; {RUNS} runs, 60-row batches.\n")
+    print(f"Fault injection. Items: {source}; {RUNS} runs, {FAULT_BATCH}-row batches.\n")
     print(
         markdown_table(
             [
@@ -179,8 +180,10 @@ def main() -> None:
         )
     )
     bad, rejected, total = bad_input_rows()
-    print(f"\nBad-input corpus: {rejected} of {total} must-fail files rejected with the exact "
-          "expected one-line message:\n")
+    print(
+        f"\nBad-input corpus: {rejected} of {total} must-fail files rejected with the exact "
+        "expected one-line message:\n"
+    )
     print(markdown_table(["file", "message", "as expected"], bad))
     write_metrics(
         args.metrics,

@@ -129,9 +129,7 @@ def run_inspect(items: Sequence[Item], rubric: Any, base_url: str) -> dict[str, 
 
         return solve
 
-    grader = get_model(
-        "openai/sim-judge", base_url=base_url, api_key="unused", responses_api=False
-    )
+    grader = get_model("openai/sim-judge", base_url=base_url, api_key="unused", responses_api=False)
     samples = [
         Sample(
             id=item.id,

@@ -35,6 +35,7 @@ import papermill
 import yaml
 
 from judgekit import __version__, config
+from judgekit.data.atomic import atomic_write_text
 
 KERNEL_NAME = "python3"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -262,8 +263,7 @@ def _finish(partial: Path, target: Path, record: dict[str, Any]) -> None:
     cell = nbformat.v4.new_markdown_cell("\n".join(lines))
     cell.metadata["tags"] = ["provenance"]
     notebook.cells.insert(0, cell)
-    text = redact(nbformat.writes(notebook))
-    target.write_text(text, encoding="utf-8")
+    atomic_write_text(target, redact(nbformat.writes(notebook)))
     partial.unlink(missing_ok=True)
 
 

@@ -126,7 +126,7 @@ def test_a_full_context_starts_a_new_conversation_with_the_instructions() -> Non
 
 def test_a_budget_smaller_than_one_turn_is_refused_before_any_call() -> None:
     with run_simulator(SimulatorConfig()) as sim:
-        with pytest.raises(ValueError, match="context_tokens=50 is too small for Batch rows 1-3"):
+        with pytest.raises(ValueError, match="context_tokens=50 is too small for rows 1-3:"):
             converse(sim, 6, context_tokens=50)
         assert len(sim.requests) == 0
 
@@ -151,3 +151,20 @@ def test_a_stored_conversation_replays_offline_turn_by_turn(tmp_path) -> None:
     assert offline.attrs["replayed"] == calls and offline.attrs["api_calls"] == 0
     measured = ["latency_s", "cached_tokens"]
     pd.testing.assert_frame_equal(online.drop(columns=measured), offline.drop(columns=measured))
+
+
+def test_the_cost_estimate_counts_the_growing_history(tmp_path) -> None:
+    store = tmp_path / "chat.sqlite"
+    with run_simulator(SimulatorConfig(oracle=oracle(30))) as sim:
+        table = converse(sim, 30, store=store)
+        sent = sum(entry.prompt_tokens for entry in answered(sim))
+        bodies = [entry.body["messages"] for entry in answered(sim)]
+        again = converse(sim, 30, store=store)
+    estimate = table.attrs["estimate"]
+    assert estimate["requests"] == 10 and estimate["stored"] == 0
+    # The endpoint counts tokens its own way; the estimate must be of the same size, and well
+    # above what the turns would cost without their history.
+    assert 0.8 < estimate["prompt_tokens"] / sent < 1.25
+    without_history = sum(estimate_message_tokens([m[0], m[-1]]) for m in bodies)
+    assert estimate["prompt_tokens"] > 1.3 * without_history
+    assert again.attrs["estimate"]["stored"] == 10 and again.attrs["api_calls"] == 0

@@ -43,9 +43,9 @@ def test_score_distributions_has_one_panel_per_rater_and_legend_levels(tmp_path:
     fig = plots.plot_score_distributions(_scores(), group="model", panel="rater")
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title("left") for ax in visible] == [
-        "Human (n=60)",
-        "Judge A (n=60)",
-        "Judge B (n=60)",
+        "Human\nn=60",
+        "Judge A\nn=60",
+        "Judge B\nn=60",
     ]
     assert _tick_labels(visible[0], "y") == ["Claude", "GPT", "Gemini"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["0", "3", "5"]

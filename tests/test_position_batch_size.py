@@ -86,3 +86,21 @@ def test_figures_are_drawn_and_saved(sensitivity, tmp_path) -> None:
 def test_plots_name_missing_columns() -> None:
     with pytest.raises(ValueError, match="plot_position_effect: missing column"):
         plot_position_effect(pd.DataFrame({"group": ["a"]}))
+
+
+def test_failed_read_statuses_are_the_engines_reask_statuses() -> None:
+    from judgekit.engine import REASK_STATUSES
+    from judgekit.stats.position import FAILED_READ_STATUSES
+
+    assert {status.value for status in REASK_STATUSES} == FAILED_READ_STATUSES
+
+
+def test_position_effects_name_what_is_missing() -> None:
+    from judgekit.stats.position import position_effects
+
+    with pytest.raises(
+        ValueError, match=r"judgments: missing column\(s\) \['attempt', 'position', 'batch_index'\]"
+    ):
+        position_effects(pd.DataFrame({"item_id": ["1"], "status": ["ok"], "score": [1.0]}))
+    with pytest.raises(ValueError, match="adjust must be"):
+        position_effects(pd.DataFrame(), adjust="median")  # type: ignore[arg-type]

@@ -201,3 +201,19 @@ def test_weighted_kappa_helper_agrees_with_sklearn(steady) -> None:
     )
     assert summary["kappa"] == pytest.approx(expected, abs=1e-12)
     assert summary["kappa_ci_low"] < summary["kappa"] < summary["kappa_ci_high"]
+
+
+def test_item_effects_slope_equals_the_dummy_variable_regression(drifting) -> None:
+    import statsmodels.formula.api as smf
+
+    effects = position_effects(drifting, adjust="item").set_index("term")
+    rows = drifting[(drifting["status"] == "ok") & (drifting["attempt"] == 1)].astype(
+        {"position": float, "batch_index": float}
+    )
+    dummies = smf.ols("score ~ position + batch_index + C(item_id)", data=rows).fit()
+    assert effects.loc["position", "estimate"] == pytest.approx(
+        dummies.params["position"], abs=1e-10
+    )
+    assert effects.loc["batch_index", "estimate"] == pytest.approx(
+        dummies.params["batch_index"], abs=1e-10
+    )

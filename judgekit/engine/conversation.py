@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from judgekit.engine.estimate import COMPLETION_TOKENS_PER_ITEM
 from judgekit.engine.rows import REASK_STATUSES, RowContext, error_row, reask_label, rows_from_reply
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.tokens import estimate_message_tokens
@@ -126,6 +127,12 @@ def _reply_reserve(session: JudgeSession, rows: int) -> int:
     return session.settings.max_tokens or REPLY_TOKENS_PER_ROW * max(rows, 1)
 
 
+def _expected_reply_tokens(session: JudgeSession, rows: int) -> int:
+    """The estimate's guess of a reply's length (as :func:`estimate_cost` guesses it)."""
+    guess = COMPLETION_TOKENS_PER_ITEM[session.rubric.output_format] * rows
+    return session.settings.max_tokens or guess
+
+
 async def _ask(
     session: JudgeSession,
     chat: Conversation,
@@ -135,9 +142,10 @@ async def _ask(
     variant: str,
     run: int,
     attempt: int,
+    label: str,
 ) -> tuple[CallOutcome, int, int]:
     """Send one user turn with the history; returns the outcome, conversation and turn."""
-    chat.make_room(user, _reply_reserve(session, len(pending)), user["content"].split("\n")[0])
+    chat.make_room(user, _reply_reserve(session, len(pending)), label)
     where = (chat.index, chat.turn)
     request = ChatRequest(
         messages=tuple(chat.messages_with(user)),
@@ -183,7 +191,7 @@ async def judge_batch_in_conversation(
         if attempt > 1:
             user = {**user, "content": f"{REASK_PREAMBLE}\n\n{user['content']}"}
         outcome, conversation, turn = await _ask(
-            session, chat, user, pending, variant=variant, run=run, attempt=attempt
+            session, chat, user, pending, variant=variant, run=run, attempt=attempt, label=label
         )
         context = RowContext(variant, run, attempt, batch_index)
         if outcome.reply is None:
@@ -236,6 +244,38 @@ async def judge_conversation(
             batch_label=batch.label,
         )
     return rows
+
+
+def planned_turns(session: JudgeSession, plan: RunPlan) -> list[tuple[ChatRequest, int]]:
+    """The first-ask requests of a run's conversation, for the cost estimate before sending.
+
+    Stored replies are replayed into the history, so already-answered turns hash as they will
+    be sent; an unanswered turn gets a stand-in reply of the expected length (re-ask turns are
+    not foreseen, so after a stored re-ask the later turns are counted as unsent).
+
+    Returns:
+        Each batch's request (with the history it will carry) and its number of items.
+    """
+    if not plan.batches:
+        return []
+    system, _ = _split_render(session, plan.batches[0].items, plan.variant, plan.batches[0].label)
+    chat = Conversation(system=system, budget=plan.context_tokens)
+    planned = []
+    for batch in plan.batches:
+        _, user = _split_render(session, batch.items, plan.variant, batch.label)
+        chat.make_room(user, _reply_reserve(session, len(batch.items)), batch.label)
+        request = ChatRequest(
+            messages=tuple(chat.messages_with(user)), options=session.options(batch.ids, plan.run)
+        )
+        key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
+        stored = session.store.lookup(key.hash) if session.store is not None else None
+        if stored is not None and stored.reply is not None:
+            reply = stored.reply.text
+        else:
+            reply = "#" * 4 * _expected_reply_tokens(session, len(batch.items))
+        chat.record(user, reply)
+        planned.append((request, len(batch.items)))
+    return planned
 
 
 async def run_conversation(session: JudgeSession, plan: RunPlan) -> list[Row]:

@@ -24,12 +24,13 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from judgekit.data import Batch, make_batches
+from judgekit.engine.conversation import planned_turns
 from judgekit.engine.estimate import CostEstimate, estimate_cost
 from judgekit.engine.ordering import order_items
 from judgekit.engine.rows import ALL_COLUMNS, judge_items
 from judgekit.engine.session import JudgeSession, JudgeSettings, describe_options
 from judgekit.engine.store import ResponseStore
-from judgekit.types import Item, JudgeClient, Rubric
+from judgekit.types import ChatRequest, Item, JudgeClient, Rubric
 
 logger = logging.getLogger(__name__)
 
@@ -128,17 +129,31 @@ def _check_inputs(
             raise ValueError(f"item {item.id!r} (row {row}): missing column(s) {absent}")
 
 
+def _planned_requests(
+    session: JudgeSession, plan: RunPlan, mode: str
+) -> list[tuple[ChatRequest, int]]:
+    """A run's first asks as they will be sent (conversation turns carry their history)."""
+    if mode == "conversation":
+        return planned_turns(session, plan)
+    return [
+        (
+            session.build_request(
+                batch.items, variant=plan.variant, run=plan.run, batch_label=batch.label
+            ),
+            len(batch.items),
+        )
+        for batch in plan.batches
+    ]
+
+
 def _estimate(
-    session: JudgeSession, plans: Sequence[RunPlan], prices: Mapping[str, float] | None
+    session: JudgeSession, plans: Sequence[RunPlan], prices: Mapping[str, float] | None, mode: str
 ) -> CostEstimate:
     first_asks = []
     unsent = []
     for plan in plans:
-        for batch in plan.batches:
-            request = session.build_request(
-                batch.items, variant=plan.variant, run=plan.run, batch_label=batch.label
-            )
-            first_asks.append((request, len(batch.items)))
+        for request, n_items in _planned_requests(session, plan, mode):
+            first_asks.append((request, n_items))
             key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
             stored = session.store.lookup(key.hash) if session.store is not None else None
             unsent.append(stored is None or (stored.reply is None and not session.settings.offline))
@@ -246,7 +261,7 @@ async def ajudge(
 
     session = JudgeSession(rubric, client, settings, store, on_items_done=advance)
     try:
-        estimate = _estimate(session, plans, prices)
+        estimate = _estimate(session, plans, prices, mode)
         first_batch = next((batch for plan in plans for batch in plan.batches), None)
         if progress and first_batch is not None:
             options = describe_options(session.options(first_batch.ids, 1))

@@ -51,10 +51,10 @@ def plot_score_distributions(
     groups = ordered_levels(scored[group], group_order)
     panels = list(panel_order) if panel_order is not None else list(pd.unique(scored[panel]))
     colours = ordinal_colours(len(level_list))
-    rows, cols = panel_grid(len(panels), max_columns=5)
+    rows, cols = panel_grid(len(panels), max_columns=4)
     with publication_style():
-        size = figure_size(width, aspect=0.14 + 0.045 * len(groups) * rows)
-        fig, axes = subplots(rows, cols, size, sharey=True, sharex=True)
+        size = figure_size(width, aspect=0.16 + (0.05 * len(groups) + 0.06) * rows)
+        fig, axes = subplots(rows, cols, size, sharey=True)
         for ax, name in zip(axes, panels, strict=False):
             subset = scored[scored[panel] == name]
             table = pd.crosstab(subset[group], subset[score], normalize="index")
@@ -77,7 +77,7 @@ def plot_score_distributions(
             ax.invert_yaxis()
             ax.set_xlim(0, 1)
             ax.set_xticks([0, 0.5, 1], ["0", "50%", "100%"])
-            ax.set_title(f"{name} (n={len(subset)})")
+            ax.set_title(f"{name}\nn={len(subset)}", fontsize=7.5)
         for ax in axes[len(panels) :]:
             ax.set_visible(False)
         fig.supxlabel("Share of scored items", fontsize=8)

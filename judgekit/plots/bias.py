@@ -45,7 +45,9 @@ def plot_self_bias(
     colours = categorical_colours(methods)
     step = 0.5 / max(len(methods), 1)
     with publication_style():
-        fig, axes = subplots(1, 1, figure_size(width, aspect=(0.5 + 0.3 * len(judges)) / 3.5))
+        fig, axes = subplots(
+            1, 1, figure_size(width, aspect=(0.8 + 0.32 * len(judges)) / figure_size(width)[0])
+        )
         ax = axes[0]
         ax.axvline(0, color="#6f6f6f", linewidth=0.7, zorder=0)
         for k, name in enumerate(methods):

@@ -88,7 +88,7 @@ def plot_batch_size(
     tokens: str = "prompt_tokens_per_item",
     group: str | None = None,
     group_order: Sequence[object] | None = None,
-    kappa_label: str = "Quadratic weighted kappa vs human (95% CI)",
+    kappa_label: str = "Kappa vs human (95% CI)",
     width: Width = "two",
 ) -> Figure:
     """Agreement and prompt tokens per item against rows per request (log-scaled x axis).
@@ -112,14 +112,15 @@ def plot_batch_size(
     colours = categorical_colours(groups)
     with publication_style():
         fig, (left, right) = subplots(1, 2, figure_size(width, aspect=0.38), sharex=True)
-        for name in groups:
+        for k, name in enumerate(groups):
             rows = sensitivity if group is None else sensitivity[sensitivity[group] == name]
             rows = rows.sort_values(size)
             x = rows[size].to_numpy(float)
+            dodged = x * 1.04 ** (k - (len(groups) - 1) / 2)  # keep intervals apart
             estimate = rows[kappa].to_numpy(float)
             errors = np.vstack([estimate - rows[low].to_numpy(float), rows[high] - estimate])
             left.errorbar(
-                x,
+                dodged,
                 estimate,
                 yerr=errors,
                 fmt="o-",
@@ -137,6 +138,8 @@ def plot_batch_size(
         right.minorticks_off()
         left.minorticks_off()
         left.set_ylabel(kappa_label)
+        left.set_title("Agreement")
+        right.set_title("Prompt cost")
         right.set_yscale("log")
         right.set_ylabel("Prompt tokens per item")
         if group is not None:

@@ -113,7 +113,9 @@ def plot_ranked_dots(
     ranked = frame.sort_values(value, ascending=ascending).reset_index(drop=True)
     y = np.arange(len(ranked))
     with publication_style():
-        fig, axes = subplots(1, 1, figure_size(width, aspect=(0.45 + 0.17 * len(ranked)) / 3.5))
+        fig, axes = subplots(
+            1, 1, figure_size(width, aspect=(0.45 + 0.17 * len(ranked)) / figure_size(width)[0])
+        )
         ax = axes[0]
         if low and high:
             ax.hlines(y, ranked[low], ranked[high], color="#0072B2", linewidth=1.0)

@@ -66,6 +66,16 @@ EFFECT_COLUMNS: tuple[str, ...] = (
     "note",
 )
 
+#: Columns of the judgments table every measurement here reads.
+NEEDED_COLUMNS: tuple[str, ...] = (
+    "item_id",
+    "status",
+    "score",
+    "attempt",
+    "position",
+    "batch_index",
+)
+
 PROFILE_COLUMNS: tuple[str, ...] = ("group", "value", "mean", "ci_low", "ci_high", "n", "outcome")
 
 
@@ -86,8 +96,7 @@ def usable_rows(
 
     Foreign-ID rows (``unknown_id``) have no position and are not counted as dropped.
     """
-    needed = ["item_id", "status", "score", "attempt", "position", "batch_index"]
-    missing = [column for column in needed if column not in judgments.columns]
+    missing = [column for column in NEEDED_COLUMNS if column not in judgments.columns]
     if missing:
         raise ValueError(f"judgments: missing column(s) {missing}")
     dropped: Counter[str] = Counter()
@@ -192,9 +201,10 @@ def position_effects(
         raise ValueError(f"adjust must be 'item', 'human' or 'difference', got {adjust!r}")
     if adjust != "item" and human is None:
         raise ValueError(f"adjust={adjust!r} needs the human scores (human=...)")
-    extra = [c for c in [*terms, group_col] if c is not None and c not in judgments.columns]
-    if extra:
-        raise ValueError(f"judgments: missing column(s) {extra}")
+    needed = dict.fromkeys([*NEEDED_COLUMNS, *terms, *([group_col] if group_col else [])])
+    missing = [column for column in needed if column not in judgments.columns]
+    if missing:
+        raise ValueError(f"judgments: missing column(s) {missing}")
     rows, dropped = usable_rows(judgments, human, first_ask_only=first_ask_only)
     for term in terms:
         rows[term] = rows[term].astype("float64")
@@ -340,7 +350,7 @@ def position_profile(
     return pd.DataFrame(records, columns=list(PROFILE_COLUMNS))
 
 
-#: Statuses that mean "the reply could not be read for this row" (they trigger re-asks).
+#: Statuses meaning "the reply could not be read for this row" (the engine's re-ask statuses).
 FAILED_READ_STATUSES: frozenset[str] = frozenset(
     {"missing", "unparseable", "out_of_range", "duplicate"}
 )
@@ -354,22 +364,22 @@ def batch_run_summary(
     weights: Literal["linear", "quadratic"] | None = "quadratic",
     level: float = 0.95,
 ) -> dict[str, object]:
-    """Agreement, failure rates and token use of one ``judge()`` table (its first run).
+    """Agreement, failure rates and token use of one ``judge()`` table.
 
-    Kappa pairs the judge's ok scores with human scores on ``levels`` (pairs with an off-scale
-    human label or an unscored judge row are left out and counted in ``n_dropped``). Token
-    counts are summed over distinct requests (re-asks included) and divided by the items.
+    Kappa pairs the judge's ok scores of the first variant's first run with the human scores on
+    ``levels`` (off-scale human labels and unscored rows are left out, counted in
+    ``n_dropped``). Rates are shares of all judged rows (item x run x variant); token counts
+    are summed over distinct requests (re-asks included) and divided by those rows.
     """
     from judgekit.stats.agreement import kappa_from_pairs
 
-    first = judgments[judgments["run"] == judgments["run"].min()]
-    rows = first[first["status"] != "unknown_id"]
-    n_items = int(rows["item_id"].nunique())
+    rows = judgments[judgments["status"] != "unknown_id"]
     reasked = rows["attempt"] > 1
     unread_first = reasked | rows["status"].isin(FAILED_READ_STATUSES)
-    requests = first.drop_duplicates("request_hash")
+    requests = judgments.drop_duplicates("request_hash")
+    first = rows[(rows["variant"] == rows["variant"].iloc[0]) & (rows["run"] == rows["run"].min())]
     truth = human_series(human)
-    paired = rows[rows["status"] == "ok"].assign(human=rows["item_id"].astype(str).map(truth))
+    paired = first[first["status"] == "ok"].assign(human=first["item_id"].astype(str).map(truth))
     paired = paired[paired["human"].isin([float(v) for v in levels])]
     kappa = kappa_from_pairs(
         paired["score"].to_numpy(float),
@@ -378,21 +388,23 @@ def batch_run_summary(
         weights=weights,
         level=level,
     )
+    judged = len(rows)
     return {
-        "n_items": n_items,
+        "n_items": int(rows["item_id"].nunique()),
+        "rows_judged": judged,
         "requests": len(requests),
         "kappa": kappa["estimate"],
         "kappa_ci_low": kappa["ci_low"],
         "kappa_ci_high": kappa["ci_high"],
         "kappa_n": kappa["n"],
         "kappa_method": kappa["method"],
-        "n_dropped": n_items - int(kappa["n"]),  # type: ignore[call-overload]
+        "n_dropped": len(first) - len(paired),
         "first_ask_failure_rate": float(unread_first.mean()),
         "reask_rate": float(reasked.mean()),
         "final_failure_rate": float(rows["status"].isin(FAILED_READ_STATUSES | {"error"}).mean()),
-        "prompt_tokens_per_item": float(requests["prompt_tokens"].sum()) / n_items,
-        "cached_tokens_per_item": float(requests["cached_tokens"].sum()) / n_items,
-        "completion_tokens_per_item": float(requests["completion_tokens"].sum()) / n_items,
+        "prompt_tokens_per_item": float(requests["prompt_tokens"].sum()) / judged,
+        "cached_tokens_per_item": float(requests["cached_tokens"].sum()) / judged,
+        "completion_tokens_per_item": float(requests["completion_tokens"].sum()) / judged,
     }
 
 

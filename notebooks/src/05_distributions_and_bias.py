@@ -61,10 +61,12 @@ for rubric in rubrics:
     table = long[rubric].copy()
     judged = table["rater"] != HUMAN
     table.loc[judged, "rater"] = table.loc[judged, "rater"] + " · " + table.loc[judged, "variant"]
+    table["rater"] = table["rater"].astype(str)
     fig = plots.plot_score_distributions(
         table,
         group="answer_model",
         panel="rater",
+        panel_order=[HUMAN, *sorted(set(table["rater"]) - {HUMAN})],
         levels=load_rubric(rubric).scale.allowed,
         score_label=rubric,
     )
