@@ -299,3 +299,13 @@ def test_kappa_equals_sklearn_on_arbitrary_tables(pairs, weights):
         assert np.isnan(ours)
     else:
         assert ours == pytest.approx(ref)
+
+
+def test_analytic_kappa_interval_stays_within_kappas_bounds() -> None:
+    # near-perfect agreement on 10 items: the normal interval would reach past 1
+    a = np.array([0, 0, 0, 3, 3, 5, 5, 5, 5, 5], dtype=float)
+    b = a.copy()
+    b[0] = 3
+    row = kappa_from_pairs(a, b, (0.0, 3.0, 5.0), weights="quadratic")
+    assert row["estimate"] + 1.96 * row["se"] > 1  # type: ignore[operator]
+    assert row["ci_high"] == 1.0

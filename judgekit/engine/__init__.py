@@ -1,7 +1,8 @@
 """The judging engine: endpoint presets, a retrying client, a response store and ``judge()``."""
 
 from judgekit.engine.client import JudgeCallError, MissingAPIKeyError, OpenAIJudge
-from judgekit.engine.conversation import run_conversation
+from judgekit.engine.conversation import ContextBudgetError, run_conversation
+from judgekit.engine.ordering import order_items, position_spread
 from judgekit.engine.providers import GENERIC, PROVIDERS, ProviderPreset, get_provider
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
 from judgekit.engine.runner import MODES, RunPlan, ajudge, judge, register_mode
@@ -17,6 +18,7 @@ __all__ = [
     "MODES",
     "PROVIDERS",
     "REASK_STATUSES",
+    "ContextBudgetError",
     "JudgeCallError",
     "JudgeSession",
     "JudgeSettings",
@@ -30,5 +32,7 @@ __all__ = [
     "ajudge",
     "get_provider",
     "judge",
+    "order_items",
+    "position_spread",
     "register_mode",
 ]

@@ -11,6 +11,7 @@ from judgekit.plots.agreement import (
     plot_score_distributions,
 )
 from judgekit.plots.bias import plot_self_bias
+from judgekit.plots.position import plot_batch_size, plot_position_effect
 from judgekit.plots.reliability import plot_consistency, plot_paraphrase_matrix
 from judgekit.plots.save import figure_name, save_figure
 from judgekit.plots.study import plot_grouped_bars, plot_ranked_dots
@@ -30,11 +31,13 @@ __all__ = [
     "apply_style",
     "figure_name",
     "figure_size",
+    "plot_batch_size",
     "plot_confusion_grid",
     "plot_consistency",
     "plot_grouped_bars",
     "plot_kappa_forest",
     "plot_paraphrase_matrix",
+    "plot_position_effect",
     "plot_ranked_dots",
     "plot_score_distributions",
     "plot_self_bias",

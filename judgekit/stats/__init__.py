@@ -19,6 +19,13 @@ from judgekit.stats.bias import length_bias, self_preference
 from judgekit.stats.correlation import correlation, correlation_from_pairs
 from judgekit.stats.coverage import Coverage, score_coverage
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
+from judgekit.stats.position import (
+    batch_run_summary,
+    batch_size_sensitivity,
+    leniency_drift_verdict,
+    position_effects,
+    position_profile,
+)
 from judgekit.stats.reliability import (
     ParaphraseSensitivity,
     RunConsistency,
@@ -43,6 +50,8 @@ __all__ = [
     "ParaphraseSensitivity",
     "RunConsistency",
     "agreement_rates",
+    "batch_run_summary",
+    "batch_size_sensitivity",
     "cohen_kappa",
     "composite_score",
     "confusion_table",
@@ -60,8 +69,11 @@ __all__ = [
     "kappa_matrix",
     "krippendorff_alpha",
     "length_bias",
+    "leniency_drift_verdict",
     "pairwise_kappa",
     "paraphrase_sensitivity",
+    "position_effects",
+    "position_profile",
     "run_consistency",
     "score_coverage",
     "seed004_report",

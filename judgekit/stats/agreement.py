@@ -149,7 +149,8 @@ def kappa_from_pairs(
     estimate = float(stat(cells[None].astype(float))[0]) if n else np.nan
     se = kappa_se(cells.reshape(k, k).astype(float), v) if n else np.nan
     if ci == "analytic":
-        low, high = normal_ci(estimate, se, level)
+        # The normal interval can cross kappa's bounds; kappa never exceeds 1 (or falls below -1).
+        low, high = (float(np.clip(bound, -1.0, 1.0)) for bound in normal_ci(estimate, se, level))
     elif ci in ("percentile", "bca"):
         if n == 0:
             raise ValueError("no usable pairs: nothing to bootstrap")
