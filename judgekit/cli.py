@@ -47,6 +47,15 @@ def judge(
     max_reasks: Annotated[int, typer.Option(min=0, help="Re-asks of failed rows.")] = 2,
     seed: Annotated[int, typer.Option(help="Seed sent where the endpoint honours it.")] = 0,
     offline: Annotated[bool, typer.Option(help="Answer only from the store.")] = False,
+    mode: Annotated[
+        str, typer.Option(help="independent (request per batch) or conversation (chat per run).")
+    ] = "independent",
+    context_tokens: Annotated[
+        int | None, typer.Option(help="Conversation mode: context budget in tokens.")
+    ] = None,
+    shuffle_seed: Annotated[
+        int | None, typer.Option(help="Shuffle item order per run with this seed.")
+    ] = None,
     encoding: Annotated[str | None, typer.Option(help="Force the file's encoding.")] = None,
     sep: Annotated[str | None, typer.Option(help="Force the file's separator.")] = None,
     sheet: Annotated[str | None, typer.Option(help="Worksheet of an xlsx file.")] = None,
@@ -55,9 +64,16 @@ def judge(
 
     With no OPENAI_API_KEY, OPENAI_BASE_URL, --base-url or --provider, the local model judges.
     """
-    from judgekit.engine.cli_judge import judge_command
+    from judgekit.data import DataError
+    from judgekit.engine.cli_judge import judge_command, load_items
     from judgekit.local import default_judge_client
+    from judgekit.rubrics import load_rubric
 
+    try:  # fail on bad input before a judge is started or paid
+        load_items(items, load_rubric(rubric), output, encoding=encoding, sep=sep, sheet=sheet)
+    except (DataError, ValueError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
     with default_judge_client(
         model,
         base_url=base_url,
@@ -81,6 +97,9 @@ def judge(
             max_reasks=max_reasks,
             seed=seed,
             offline=offline,
+            mode=mode,
+            context_tokens=context_tokens,
+            shuffle_seed=shuffle_seed,
             encoding=encoding,
             sep=sep,
             sheet=sheet,

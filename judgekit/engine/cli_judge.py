@@ -12,8 +12,8 @@ import pandas as pd
 from judgekit.data import items_from_frame, read_table, write_id_score_csv
 from judgekit.engine.client import OpenAIJudge
 from judgekit.engine.runner import judge
-from judgekit.rubrics import load_rubric
-from judgekit.types import JudgeClient
+from judgekit.rubrics import JinjaRubric, load_rubric
+from judgekit.types import Item, JudgeClient
 
 TABLE_SUFFIXES = (".parquet", ".csv")
 
@@ -53,6 +53,38 @@ def _id_score_paths(base: Path, variants: Sequence[str], runs: int) -> dict[tupl
     }
 
 
+def load_items(
+    items_path: Path,
+    rubric: JinjaRubric,
+    output_path: Path,
+    *,
+    encoding: str | None = None,
+    sep: str | None = None,
+    sheet: str | None = None,
+    limit: int | None = None,
+) -> list[Item]:
+    """Check the command's inputs and read the items, before any judge is started or paid.
+
+    Raises:
+        judgekit.data.DataError: For a bad items file (names file, row and column).
+        ValueError: For an output path that is not ``.parquet``/``.csv`` or a bad ``limit``.
+    """
+    if output_path.suffix.lower() not in TABLE_SUFFIXES:
+        raise ValueError(f"{output_path}: output must end in .parquet or .csv")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    table = read_table(
+        items_path, required=rubric.required_columns, encoding=encoding, sep=sep, sheet=sheet
+    )
+    items = items_from_frame(
+        table.frame,
+        rubric.required_columns,
+        optional=rubric.optional_columns,
+        source=str(items_path),
+    )
+    return items[:limit] if limit is not None else items
+
+
 def judge_command(
     items_path: Path,
     rubric_name: str,
@@ -74,6 +106,9 @@ def judge_command(
     max_reasks: int = 2,
     seed: int = 0,
     offline: bool = False,
+    mode: str = "independent",
+    context_tokens: int | None = None,
+    shuffle_seed: int | None = None,
     encoding: str | None = None,
     sep: str | None = None,
     sheet: str | None = None,
@@ -103,6 +138,9 @@ def judge_command(
         max_reasks: Re-asks of failed rows per batch.
         seed: Seed sent where honoured.
         offline: Answer only from the store.
+        mode: ``independent`` (a request per batch) or ``conversation`` (one chat per run).
+        context_tokens: Conversation mode's context budget (a new chat starts beyond it).
+        shuffle_seed: Shuffle item order per run with this seed (positions are recorded).
         encoding: Force the items file's encoding.
         sep: Force the items file's separator.
         sheet: Worksheet of an xlsx file.
@@ -115,22 +153,10 @@ def judge_command(
         judgekit.data.DataError: For a bad items file (names file, row and column).
         ValueError: For bad options; nothing is written then.
     """
-    if output_path.suffix.lower() not in TABLE_SUFFIXES:
-        raise ValueError(f"{output_path}: output must end in .parquet or .csv")
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit}")
     rubric = load_rubric(rubric_name)
-    table = read_table(
-        items_path, required=rubric.required_columns, encoding=encoding, sep=sep, sheet=sheet
+    items = load_items(
+        items_path, rubric, output_path, encoding=encoding, sep=sep, sheet=sheet, limit=limit
     )
-    items = items_from_frame(
-        table.frame,
-        rubric.required_columns,
-        optional=rubric.optional_columns,
-        source=str(items_path),
-    )
-    if limit is not None:
-        items = items[:limit]
     if client is None:
         if not model:
             raise ValueError("no judge model: pass a model name or a client")
@@ -154,6 +180,9 @@ def judge_command(
         seed=seed,
         progress=progress,
         offline=offline,
+        mode=mode,
+        context_tokens=context_tokens,
+        shuffle_seed=shuffle_seed,
     )
     write_judgments(judgments, output_path)
     if id_score_csv is not None:

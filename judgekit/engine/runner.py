@@ -11,14 +11,18 @@ register themselves with :func:`register_mode` and reuse the same steps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import functools
+import inspect
 import logging
 import sys
+import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -35,6 +39,14 @@ from judgekit.types import ChatRequest, Item, JudgeClient, Rubric
 logger = logging.getLogger(__name__)
 
 Row = dict[str, Any]
+P = ParamSpec("P")
+T = TypeVar("T")
+
+#: The most alternatives per token OpenAI's chat API returns (``top_logprobs`` limit).
+MAX_TOP_LOGPROBS = 20
+
+#: Seconds an interrupted ``judge()`` waits for the cancelled run to close its store and client.
+CANCEL_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +106,7 @@ def _check_inputs(
     max_reasks: int,
     structured: bool | None,
     logprobs: bool,
+    top_logprobs: int,
     mode: str,
     context_tokens: int | None,
     offline: bool,
@@ -108,6 +121,15 @@ def _check_inputs(
         raise ValueError(
             f"rubric {rubric.name}: unknown variant(s) {unknown}; it has {rubric.variants}"
         )
+    repeated = sorted({v for v in variants if list(variants).count(v) > 1})
+    if repeated:
+        raise ValueError(f"variants must be distinct; repeated: {repeated}")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(
+            f"batch_size must be at least 1 (or None for the default), got {batch_size}"
+        )
+    if not 0 <= top_logprobs <= MAX_TOP_LOGPROBS:
+        raise ValueError(f"top_logprobs must be within 0..{MAX_TOP_LOGPROBS}, got {top_logprobs}")
     if not rubric.batched and batch_size not in (None, 1):
         raise ValueError(f"rubric {rubric.name} judges one item per request, not {batch_size}")
     if structured and client.structured_mode == "none":
@@ -208,7 +230,54 @@ async def ajudge(
     prices: Mapping[str, float] | None = None,
     offline: bool = False,
 ) -> pd.DataFrame:
-    """Async twin of :func:`judge` (same arguments, same table)."""
+    """Judge ``items`` with ``rubric`` on ``client`` and return the tidy judgments table.
+
+    ``await ajudge(...)`` in async code; ``judge(...)`` (same arguments) blocks until the table
+    is ready, in scripts and inside Jupyter, then closes the client's connections. Under a
+    running event loop ``judge`` works in a thread with its own loop; interrupting it (e.g.
+    Jupyter's stop button) cancels the run at once, and replies already received stay stored.
+
+    Args:
+        items: What to judge (unique IDs, with the rubric's input columns).
+        rubric: The scoring instrument.
+        client: The judge endpoint (e.g. :class:`judgekit.engine.OpenAIJudge`).
+        runs: Independent repeats of every request (distinct store entries, same prompt),
+            sent one run after another.
+        variants: Prompt variants of the rubric to run.
+        batch_size: Items per request (default: the rubric's; 1 for single-item rubrics).
+        store: A :class:`ResponseStore` or a path to one; replies are replayed from it.
+        max_reasks: Re-asks of missing/unparseable/out-of-range/duplicate rows per batch.
+        temperature: Sampling temperature.
+        seed: Seed, sent where the endpoint honours seeds (``None`` = never sent).
+        seed_per_run: Send ``seed + run - 1`` so runs differ on purpose.
+        max_tokens: Output cap (not sent when ``None``).
+        structured: Enforce the rubric's JSON schema; ``None`` = when the endpoint can.
+        logprobs: Ask for top logprobs and record a logprob-weighted ``expected_score`` on ok
+            rows (single-score formats and ``ID,score`` lines; the ``score`` is never
+            replaced; NaN where the score token cannot be resolved).
+        top_logprobs: Alternatives per token when ``logprobs`` is on.
+        mode: ``"independent"`` (each batch its own chat), ``"conversation"`` (one running
+            chat per run, see :mod:`judgekit.engine.conversation`), or a registered mode.
+        context_tokens: Conversation mode's estimated token budget per request (a new chat
+            starts when the next turn would not fit); ``None`` = one chat per run.
+        shuffle_seed: Shuffle the items per run with this seed (``None`` = table order).
+        progress: Show the estimate and a progress bar on stderr.
+        prices: USD per 1M tokens, ``{"input": ..., "output": ...}``, for the estimate.
+        offline: Answer only from the store; fail if a reply is missing.
+
+    Returns:
+        One row per (variant, run, item) with the final verdict, plus one row per foreign ID a
+        reply scored, in the order judged; columns :data:`judgekit.types.JUDGMENT_COLUMNS`,
+        then :data:`judgekit.engine.rows.EXTRA_COLUMNS`, then any columns the mode adds, then
+        ``shuffle_seed`` when the items were shuffled. Token counts and latency are per request
+        (repeated on each row of a batch; deduplicate by ``request_hash`` before summing).
+        ``table.attrs`` holds ``api_calls``, ``replayed``, ``failed_calls`` and ``estimate``.
+
+    Raises:
+        ValueError: On inconsistent arguments or items lacking rubric columns.
+        judgekit.engine.OfflineStoreMissError: Offline, when a reply is not in the store.
+        judgekit.engine.JudgeCallError: When a failure ends the whole run (e.g. a bad key).
+    """
     _check_inputs(
         items,
         rubric,
@@ -219,12 +288,16 @@ async def ajudge(
         max_reasks=max_reasks,
         structured=structured,
         logprobs=logprobs,
+        top_logprobs=top_logprobs,
         mode=mode,
         context_tokens=context_tokens,
         offline=offline,
         store=store,
     )
-    size = (batch_size or rubric.default_batch_size) if rubric.batched else 1
+    if not rubric.batched:
+        size = 1
+    else:
+        size = rubric.default_batch_size if batch_size is None else batch_size
     settings = JudgeSettings(
         temperature=temperature,
         seed=seed,
@@ -298,108 +371,73 @@ async def ajudge(
     return table
 
 
-def judge(
-    items: Sequence[Item],
-    rubric: Rubric,
-    client: JudgeClient,
-    *,
-    runs: int = 1,
-    variants: Sequence[str] = ("base",),
-    batch_size: int | None = None,
-    store: ResponseStore | str | Path | None = None,
-    max_reasks: int = 2,
-    temperature: float = 0.0,
-    seed: int | None = 0,
-    seed_per_run: bool = False,
-    max_tokens: int | None = None,
-    structured: bool | None = None,
-    logprobs: bool = False,
-    top_logprobs: int = 20,
-    mode: str = "independent",
-    context_tokens: int | None = None,
-    shuffle_seed: int | None = None,
-    progress: bool = True,
-    prices: Mapping[str, float] | None = None,
-    offline: bool = False,
-) -> pd.DataFrame:
-    """Judge ``items`` with ``rubric`` on ``client`` and return the tidy judgments table.
+def _run_in_worker_thread(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` on a new loop in a worker thread; on interrupt, cancel it and return fast.
 
-    Works in scripts and inside Jupyter (a running event loop is left alone: the work runs in a
-    worker thread with its own loop).
-
-    Args:
-        items: What to judge (unique IDs, with the rubric's input columns).
-        rubric: The scoring instrument.
-        client: The judge endpoint (e.g. :class:`judgekit.engine.OpenAIJudge`).
-        runs: Independent repeats of every request (distinct store entries, same prompt),
-            sent one run after another.
-        variants: Prompt variants of the rubric to run.
-        batch_size: Items per request (default: the rubric's; 1 for single-item rubrics).
-        store: A :class:`ResponseStore` or a path to one; replies are replayed from it.
-        max_reasks: Re-asks of missing/unparseable/out-of-range/duplicate rows per batch.
-        temperature: Sampling temperature.
-        seed: Seed, sent where the endpoint honours seeds (``None`` = never sent).
-        seed_per_run: Send ``seed + run - 1`` so runs differ on purpose.
-        max_tokens: Output cap (not sent when ``None``).
-        structured: Enforce the rubric's JSON schema; ``None`` = when the endpoint can.
-        logprobs: Ask for top logprobs and record a logprob-weighted ``expected_score`` on ok
-            rows (single-score formats and ``ID,score`` lines; the ``score`` is never
-            replaced; NaN where the score token cannot be resolved).
-        top_logprobs: Alternatives per token when ``logprobs`` is on.
-        mode: ``"independent"`` (each batch its own chat), ``"conversation"`` (one running
-            chat per run, see :mod:`judgekit.engine.conversation`), or a registered mode.
-        context_tokens: Conversation mode's estimated token budget per request (a new chat
-            starts when the next turn would not fit); ``None`` = one chat per run.
-        shuffle_seed: Shuffle the items per run with this seed (``None`` = table order).
-        progress: Show the estimate and a progress bar on stderr.
-        prices: USD per 1M tokens, ``{"input": ..., "output": ...}``, for the estimate.
-        offline: Answer only from the store; fail if a reply is missing.
-
-    Returns:
-        One row per (variant, run, item) with the final verdict, plus one row per foreign ID a
-        reply scored, in the order judged; columns :data:`judgekit.types.JUDGMENT_COLUMNS`,
-        then :data:`judgekit.engine.rows.EXTRA_COLUMNS`, then any columns the mode adds, then
-        ``shuffle_seed`` when the items were shuffled. Token counts and latency are per request
-        (repeated on each row of a batch; deduplicate by ``request_hash`` before summing).
-        ``table.attrs`` holds ``api_calls``, ``replayed``, ``failed_calls`` and ``estimate``.
-
-    Raises:
-        ValueError: On inconsistent arguments or items lacking rubric columns.
-        judgekit.engine.OfflineStoreMissError: Offline, when a reply is not in the store.
-        judgekit.engine.JudgeCallError: When a failure ends the whole run (e.g. a bad key).
+    The caller's thread blocks in ``Future.result()``. If that wait is interrupted (Ctrl-C,
+    Jupyter's stop button), the worker's main task is cancelled from this thread, given
+    :data:`CANCEL_GRACE_S` to run its cleanup (store and client closed), and the interrupt is
+    re-raised; the rest of the run is never waited for.
     """
-    arguments = dict(
-        runs=runs,
-        variants=variants,
-        batch_size=batch_size,
-        store=store,
-        max_reasks=max_reasks,
-        temperature=temperature,
-        seed=seed,
-        seed_per_run=seed_per_run,
-        max_tokens=max_tokens,
-        structured=structured,
-        logprobs=logprobs,
-        top_logprobs=top_logprobs,
-        mode=mode,
-        context_tokens=context_tokens,
-        shuffle_seed=shuffle_seed,
-        progress=progress,
-        prices=prices,
-        offline=offline,
-    )
+    started = threading.Lock()
+    running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []
+    interrupted = threading.Event()
 
-    async def judge_then_close() -> pd.DataFrame:
-        try:
-            return await ajudge(items, rubric, client, **arguments)  # type: ignore[arg-type]
-        finally:
-            close = getattr(client, "aclose", None)
-            if close is not None:
-                await close()
+    async def cancellable() -> T:
+        with started:
+            if interrupted.is_set():
+                work.close()
+                raise asyncio.CancelledError
+            task = asyncio.current_task()
+            assert task is not None
+            running.append((asyncio.get_running_loop(), task))
+        return await work
 
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgekit")
+    future = pool.submit(asyncio.run, cancellable())
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(judge_then_close())
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgekit") as pool:
-        return pool.submit(asyncio.run, judge_then_close()).result()
+        return future.result()
+    except BaseException:
+        if not future.done():  # interrupted while waiting, not a failure of the run itself
+            with started:
+                interrupted.set()
+            for loop, task in running:
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                    loop.call_soon_threadsafe(task.cancel)
+            with contextlib.suppress(BaseException):
+                future.result(timeout=CANCEL_GRACE_S)
+        raise
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _blocking(
+    run_async: Callable[P, Coroutine[Any, Any, pd.DataFrame]],
+) -> Callable[P, pd.DataFrame]:
+    """The blocking form of ``run_async``, which closes the client's connections when done."""
+    signature = inspect.signature(run_async)
+
+    @functools.wraps(run_async)
+    def run_blocking(*args: P.args, **kwargs: P.kwargs) -> pd.DataFrame:
+        client = signature.bind(*args, **kwargs).arguments["client"]
+
+        async def run_then_close() -> pd.DataFrame:
+            try:
+                return await run_async(*args, **kwargs)
+            finally:
+                close = getattr(client, "aclose", None)
+                if close is not None:
+                    await close()
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(run_then_close())
+        return _run_in_worker_thread(run_then_close())
+
+    return run_blocking
+
+
+#: Blocking :func:`ajudge` for scripts and notebooks (same arguments, same table).
+judge = _blocking(ajudge)
+judge.__name__ = judge.__qualname__ = "judge"

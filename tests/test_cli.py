@@ -1,0 +1,55 @@
+"""The typer CLI wires the package functions together (real simulator over HTTP)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from judgekit import config
+from judgekit.cli import app
+from judgekit.simulator import SimulatorConfig, run_simulator
+
+DEMO = config.DATA_DIR / "demo" / "riddles_demo.csv"
+
+
+def test_rubrics_lists_every_packaged_rubric() -> None:
+    result = CliRunner().invoke(app, ["rubrics"])
+    assert result.exit_code == 0, result.output
+    assert "riddle_accuracy    scale 0,3,5  id_score_lines" in result.output
+    assert "extent_rating      scale 0,1,2,3,4,5,6,7,8,9,10 abstain (-1,)" in result.output
+
+
+def test_judge_writes_the_tidy_table_and_the_seed_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    labels = pd.read_csv(DEMO, sep=";", dtype={"ID": str})
+    oracle = dict(zip(labels["ID"], labels["Human_Accuracy"], strict=True))
+    with run_simulator(SimulatorConfig(oracle=oracle)) as sim:
+        args = ["judge", str(DEMO), "--rubric", "riddle_accuracy", "--model", "sim-judge"]
+        args += ["--base-url", sim.base_url, "--output", str(tmp_path / "out.parquet")]
+        args += ["--id-score-csv", str(tmp_path / "scores.csv"), "--batch-size", "10"]
+        args += ["--mode", "conversation", "--shuffle-seed", "3"]
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    table = pd.read_parquet(tmp_path / "out.parquet")
+    assert (table["status"] == "ok").all() and len(table) == len(labels)
+    assert dict(zip(table["item_id"], table["score"], strict=True)) == oracle
+    written = pd.read_csv(tmp_path / "scores.csv", dtype={"ID": str})
+    assert dict(zip(written["ID"], written["score"], strict=True)) == oracle
+    assert table["conversation"].notna().all()
+
+
+def test_bad_items_file_is_a_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "items.csv"
+    bad.write_text("ID;Question;Answer\n1;q;a\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["judge", str(bad), "--rubric", "riddle_accuracy", "--output", str(tmp_path / "o.csv")]
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {bad}: ") and "Ref_Answer" in result.output
+    assert result.output.count("\n") == 1
+    assert not (tmp_path / "o.csv").exists()
