@@ -113,7 +113,13 @@ class _CollectingSession(JudgeSession):
         if stored is not None and (
             stored.reply is not None or request_hash in self.collector.give_up
         ):
-            return CallOutcome(request_hash, stored.reply, stored.error, replayed=True)
+            return CallOutcome(
+                request_hash,
+                stored.reply,
+                stored.error,
+                replayed=True,
+                failed_attempts=stored.failed_attempts,
+            )
         self.collector.pending.setdefault(request_hash, PendingRequest(key, self.batch_index))
         return CallOutcome(request_hash, None, "deferred to the Batch API", replayed=False)
 

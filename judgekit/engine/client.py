@@ -111,13 +111,23 @@ def retry_after_seconds(headers: Any) -> float | None:
 
 
 def _top_logprobs(choice: Any) -> TopLogprobs | None:
+    """Per generated token, its alternatives most likely first, the emitted token always in.
+
+    An endpoint may sample a token outside the top alternatives it lists; that token is then
+    added at its place by logprob, so the parser can see what was really written. Positions
+    without any alternatives (``top_logprobs=0``) stay empty: there is no distribution there.
+    """
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if not content:
         return None
-    return tuple(
-        tuple((alt.token, float(alt.logprob)) for alt in (token.top_logprobs or ()))
-        for token in content
-    )
+    positions = []
+    for token in content:
+        alternatives = [(alt.token, float(alt.logprob)) for alt in (token.top_logprobs or ())]
+        if alternatives and all(alt != token.token for alt, _ in alternatives):
+            alternatives.append((token.token, float(token.logprob)))
+            alternatives.sort(key=lambda alt: -alt[1])
+        positions.append(tuple(alternatives))
+    return tuple(positions)
 
 
 def _usage(response: Any) -> Usage:

@@ -55,6 +55,8 @@ def expected_by_id(session: JudgeSession, reply: ChatReply, ids: Sequence[str]) 
 
     Single-score formats use the score token after ``"rating":`` / ``SCORE:``; ``ID,score``
     lines use each line's score token; direct scoring has none (its overall is computed).
+    The reply text is passed along, so a score the judge sampled against its most likely
+    token gets no expected score (the continuation it would need was never reported).
     """
     rubric = session.rubric
     if not session.settings.logprobs or not reply.top_logprobs:
@@ -62,10 +64,15 @@ def expected_by_id(session: JudgeSession, reply: ChatReply, ids: Sequence[str]) 
     from judgekit.parsing import expected_score, expected_scores_by_id
 
     if rubric.output_format == "id_score_lines":
-        found = expected_scores_by_id(reply.top_logprobs, rubric.scale, ids)
+        found = expected_scores_by_id(reply.top_logprobs, rubric.scale, ids, reply_text=reply.text)
         return {item_id: float(value) for item_id, value in found.items() if value is not None}
     if rubric.output_format in SINGLE_SCORE_FORMATS and len(ids) == 1:
-        value = expected_score(reply.top_logprobs, rubric.scale, output_format=rubric.output_format)
+        value = expected_score(
+            reply.top_logprobs,
+            rubric.scale,
+            output_format=rubric.output_format,
+            reply_text=reply.text,
+        )
         return {} if value is None else {ids[0]: float(value)}
     return {}
 
@@ -144,7 +151,7 @@ def error_row(
         "structured": session.settings.structured,
         "cached_tokens": 0,
         "finish_reason": "",
-        "http_attempts": 0,
+        "http_attempts": outcome.failed_attempts,
         "error": error,
         "verdict_raw": "",
         "details": "{}",

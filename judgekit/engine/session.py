@@ -59,14 +59,17 @@ class CallOutcome:
     Attributes:
         request_hash: The store key of the request.
         reply: The reply, if the call succeeded.
-        error: The final error text, if it failed.
+        error: The final error text, if it failed (the same text online and replayed).
         replayed: True when the answer came from the store (no API call).
+        failed_attempts: HTTP attempts behind a failed call (0 when there was a reply; a
+            reply carries its own count).
     """
 
     request_hash: str
     reply: ChatReply | None
     error: str | None
     replayed: bool
+    failed_attempts: int = 0
 
 
 @dataclass
@@ -156,7 +159,13 @@ class JudgeSession:
         stored = self.store.lookup(request_hash) if self.store is not None else None
         if stored is not None and (stored.reply is not None or self.settings.offline):
             self.counters.replayed += 1
-            return CallOutcome(request_hash, stored.reply, stored.error, replayed=True)
+            return CallOutcome(
+                request_hash,
+                stored.reply,
+                stored.error,
+                replayed=True,
+                failed_attempts=stored.failed_attempts,
+            )
         if self.settings.offline:
             where = f"the store at {self.store.path}" if self.store is not None else "no store"
             raise OfflineStoreMissError(
@@ -174,8 +183,10 @@ class JudgeSession:
                 raise
             self.counters.failed += 1
             if self.store is not None:
-                self.store.record_error(request_hash, error.last_error, error.attempts)
-            return CallOutcome(request_hash, None, str(error), replayed=False)
+                self.store.record_error(request_hash, str(error), error.attempts)
+            return CallOutcome(
+                request_hash, None, str(error), replayed=False, failed_attempts=error.attempts
+            )
         if self.store is not None:
             self.store.record_reply(request_hash, reply)
         return CallOutcome(request_hash, reply, None, replayed=False)

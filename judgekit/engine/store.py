@@ -107,6 +107,7 @@ class StoredCall:
     request_hash: str
     reply: ChatReply | None
     error: str | None
+    failed_attempts: int = 0  # HTTP attempts spent on a call that failed
 
 
 def _now() -> str:
@@ -242,7 +243,7 @@ class ResponseStore:
         if row is None or row[0] == "pending":
             return None
         if row[0] == "error":
-            return StoredCall(request_hash, None, row[11])
+            return StoredCall(request_hash, None, row[11], failed_attempts=row[10] or 0)
         logprobs = None
         if row[9] is not None:
             logprobs = tuple(tuple((tok, lp) for tok, lp in step) for step in json.loads(row[9]))
