@@ -168,12 +168,20 @@ def test_every_notebook_runs_on_the_simulator_without_leaking_the_key(
     figures = {p.stem for p in (run_dir / "figures").glob("*.png")}
     assert figures == EXPECTED_FIGURES
     assert {p.stem for p in (tmp_path / "paper_figures").glob("*.pdf")} == EXPECTED_FIGURES
+    shown = 0
     for path in executed:
         notebook = nbformat.read(path, as_version=4)
+        shown += sum(
+            "image/png" in output.get("data", {})
+            for cell in notebook.cells
+            if cell.cell_type == "code"
+            for output in cell.outputs
+        )
         record = notebook.metadata["judgekit"]["provenance"]
         assert record["environment"]["OPENAI_API_KEY"] == "<withheld>"
         assert record["packages"]["pandas"]
         assert "provenance" in notebook.cells[0].metadata["tags"]
+    assert shown == len(EXPECTED_FIGURES), "every saved figure is also shown in its notebook"
     judging = nbformat.read(run_dir / "01_run_judging.ipynb", as_version=4)
     assert judging.metadata["judgekit"]["provenance"]["parameters"]["judge_model"] == "sim-judge"
     assert (

@@ -211,3 +211,15 @@ def test_kappa_forest_keeps_rows_with_undefined_estimates() -> None:
     ax = plots.plot_kappa_forest(kappas).axes[0]
     assert _tick_labels(ax, "y") == ["A", "B"]
     assert ax.get_xlim()[0] == pytest.approx(0.45)
+
+
+def test_style_block_restores_only_its_own_settings() -> None:
+    import matplotlib as mpl
+
+    before = mpl.rcParams["font.size"]
+    with plots.publication_style():
+        assert mpl.rcParams["font.size"] == 8
+        mpl.rcParams["interactive"] = True  # what a notebook backend does on first import
+    assert mpl.rcParams["font.size"] == before
+    assert mpl.rcParams["interactive"] is True
+    mpl.rcParams["interactive"] = False

@@ -72,9 +72,18 @@ def apply_style() -> None:
 
 @contextmanager
 def publication_style() -> Iterator[None]:
-    """Apply the judgekit style inside a ``with`` block only."""
-    with mpl.rc_context(STYLE):
+    """Apply the judgekit style inside a ``with`` block only.
+
+    Only the style's own settings are saved and restored. ``matplotlib.rc_context`` would
+    restore every setting, including the interactive mode a notebook backend switches on when
+    pyplot is first imported inside the block, and later figures would then not be displayed.
+    """
+    saved = {key: mpl.rcParams[key] for key in STYLE}
+    mpl.rcParams.update(STYLE)
+    try:
         yield
+    finally:
+        mpl.rcParams.update(saved)
 
 
 def figure_size(width: Width = "one", aspect: float = 0.75) -> tuple[float, float]:
