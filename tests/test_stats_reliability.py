@@ -192,3 +192,16 @@ def test_seed004_report_marks_missing_runs_and_variants_as_not_run():
     skipped = report.set_index("check").loc[["run_consistency", "paraphrase_sensitivity"]]
     assert skipped["passed"].isna().all()
     assert skipped["note"].str.contains("needs at least two").all()
+
+
+def test_coverage_of_a_rater_without_usable_scores_is_reported_not_raised() -> None:
+    df = pd.DataFrame(
+        {
+            "item": [1, 2, 3, 1, 2, 3],
+            "rater": ["human"] * 3 + ["judge"] * 3,
+            "score": [0, 3, 5, np.nan, np.nan, np.nan],
+            "status": ["ok"] * 3 + ["missing"] * 3,
+        }
+    )
+    row = score_coverage(df, scale=(0, 3, 5), human="human").summary.set_index("rater").loc["judge"]
+    assert row["n"] == 0 and np.isnan(row["p_value"]) and "no usable scores" in row["note"]

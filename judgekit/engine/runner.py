@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain bar: tqdm.auto warns in kernels without ipywidgets
 
 from judgekit.data import Batch, make_batches
 from judgekit.engine.conversation import planned_turns

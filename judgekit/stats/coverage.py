@@ -64,6 +64,16 @@ def _entropy_bits(counts: np.ndarray) -> float:
 
 def _compare(judge: np.ndarray, human: np.ndarray, test: DistributionTest) -> dict[str, object]:
     """Homogeneity test of two level-count vectors, and total-variation distance."""
+    if judge.sum() == 0 or human.sum() == 0:
+        return {
+            "tvd": np.nan,
+            "test": "chi2" if test == "chi2" else "g_test",
+            "statistic": np.nan,
+            "dof": 0,
+            "p_value": np.nan,
+            "min_expected": np.nan,
+            "note": "a rater has no usable scores: nothing to compare",
+        }
     used = (judge + human) > 0
     table = np.vstack([judge[used], human[used]])
     tvd = 0.5 * float(np.abs(judge / judge.sum() - human / human.sum()).sum())
