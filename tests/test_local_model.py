@@ -9,6 +9,7 @@ import io
 import math
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -276,3 +277,27 @@ def test_default_client_without_endpoint_is_local_and_says_so_once(
         assert "local SmolLM2-135M (" in lines[0]
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{client.base_url}/models", timeout=5)
+
+
+def test_a_port_taken_before_the_server_binds_it_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgekit.local import server as local_server
+
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        offered = iter([taken])
+        real_free_port = local_server.free_port
+        monkeypatch.setattr(
+            local_server,
+            "free_port",
+            lambda host="127.0.0.1": next(offered, None) or real_free_port(host),
+        )
+        with LocalJudgeServer(log_dir=tmp_path) as running:
+            assert running.port != taken
+            assert running.healthy()
+    logs = sorted(tmp_path.glob("llama-server-*.log"))
+    assert len(logs) == 2
+    assert any("address already in use" in log.read_text().lower() for log in logs)

@@ -45,6 +45,8 @@ DEFAULT_N_CTX = 16384
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "pydantic_settings")
 INSTALL_HINT = "run `make install-local`"
 LOG_TAIL_LINES = 25
+#: Launches tried when a free port is taken by someone else before the server binds it.
+PORT_ATTEMPTS = 3
 _PR_SET_PDEATHSIG = 1
 
 
@@ -326,12 +328,30 @@ class LocalJudgeServer:
         Raises:
             LocalJudgeUnavailable: If the extra or the model is missing.
             LocalServerError: If the server exits or stays silent past the startup timeout;
-                the message carries the tail of its log.
+                the message carries the tail of its log. A lost race for an automatically
+                chosen port is retried on a new port.
         """
         if self.is_running():
             return self
         require_local_extra()
         self.model_path = find_local_model(self.settings.model_path)
+        attempts = 0
+        while True:
+            attempts += 1
+            self._launch()
+            try:
+                self._wait_until_healthy()
+                return self
+            except LocalServerError:
+                self.stop()
+                lost_port = "address already in use" in self.log_tail().lower()
+                if self.settings.port is not None or not lost_port or attempts == PORT_ATTEMPTS:
+                    raise
+            except BaseException:
+                self.stop()
+                raise
+
+    def _launch(self) -> None:
         self.port = self.settings.port or free_port(self.settings.host)
         log_dir = self.settings.log_dir or config.RUNS_DIR / "local-judge"
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -349,12 +369,6 @@ class LocalJudgeServer:
             )
         with _LIVE_LOCK:
             _LIVE_SERVERS.add(self)
-        try:
-            self._wait_until_healthy()
-        except BaseException:
-            self.stop()
-            raise
-        return self
 
     def _wait_until_healthy(self) -> None:
         deadline = time.monotonic() + self.settings.startup_timeout_s
