@@ -6,6 +6,7 @@ import asyncio
 import pickle
 import time
 
+import jsonschema
 import pytest
 
 from judgekit.engine import JudgeCallError, MissingAPIKeyError, OpenAIJudge, get_provider
@@ -206,3 +207,19 @@ def test_every_preset_documents_its_assumptions() -> None:
     assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == schema
     with pytest.raises(ValueError):
         structured_options("none", schema)
+
+
+def test_llamacpp_schema_pins_one_id_per_position() -> None:
+    schema = load_rubric("riddle_accuracy").response_schema(["17", "18"])
+    pinned = structured_options("json_object_schema", schema)["response_format"]["schema"]
+    jsonschema.validate({"scores": [{"id": "17", "score": 5}, {"id": "18", "score": 0}]}, pinned)
+    for repeated_or_swapped in (["17", "17"], ["18", "17"]):
+        reply = {"scores": [{"id": i, "score": 3} for i in repeated_or_swapped]}
+        jsonschema.validate(reply, schema)  # the enum form cannot stop these ...
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(reply, pinned)  # ... the pinned form can
+    # hosted strict modes keep the enum form, which they accept
+    assert (
+        structured_options("json_schema", schema)["response_format"]["json_schema"]["schema"]
+        == schema
+    )

@@ -226,6 +226,29 @@ def _is_strict_compatible(schema: Any) -> bool:
     return True
 
 
+def one_slot_per_id(schema: dict[str, Any]) -> dict[str, Any]:
+    """Pin a batch schema's records to the batch's IDs, one fixed ID per position.
+
+    A batched rubric's schema lets every record take any of the batch's IDs, so a grammar can
+    still produce the same ID twice (small local models do, from about 20 rows on). llama.cpp
+    compiles ``prefixItems`` into a grammar, so for that backend each position gets a ``const``
+    ID in the batch's order; the judge then only chooses scores. Hosted strict modes do not
+    accept ``prefixItems``, so they keep the enum form and duplicates stay a parser status.
+    Schemas of other shapes are returned unchanged.
+    """
+    records = schema.get("properties", {}).get("scores", {})
+    record = records.get("items", {})
+    ids = record.get("properties", {}).get("id", {}).get("enum")
+    if not ids or records.get("minItems") != len(ids) or records.get("maxItems") != len(ids):
+        return schema
+    slots = [
+        {**record, "properties": {**record["properties"], "id": {"type": "string", "const": i}}}
+        for i in ids
+    ]
+    pinned = {**records, "prefixItems": slots, "items": False}
+    return {**schema, "properties": {**schema["properties"], "scores": pinned}}
+
+
 def structured_options(
     mode: StructuredMode, schema: dict[str, Any], name: str = "judgement"
 ) -> dict[str, Any]:
@@ -248,5 +271,5 @@ def structured_options(
     if mode == "guided_json":
         return {"extra_body": {"guided_json": schema}}
     if mode == "json_object_schema":
-        return {"response_format": {"type": "json_object", "schema": schema}}
+        return {"response_format": {"type": "json_object", "schema": one_slot_per_id(schema)}}
     raise ValueError("structured_mode 'none' cannot enforce a schema")
