@@ -279,6 +279,26 @@ def test_default_client_without_endpoint_is_local_and_says_so_once(
         httpx.get(f"{client.base_url}/models", timeout=5)
 
 
+def test_the_local_client_never_carries_the_users_openai_key(
+    server: LocalJudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-must-not-reach-the-local-server")
+    client = local_judge_client(server)
+    assert "sk-canary" not in client._api_key.reveal()
+
+
+def test_a_demo_sized_batch_gets_every_id_once(server: LocalJudgeServer) -> None:
+    # 24 rows in one request: the pinned grammar leaves the model only the scores to choose
+    rubric = load_rubric("riddle_accuracy")
+    table = read_table(
+        config.DATA_DIR / "demo" / "riddles_demo.csv", required=rubric.required_columns
+    )
+    items = items_from_frame(table.frame, rubric.required_columns)
+    judged = judge(items, rubric, local_judge_client(server), max_tokens=600, progress=False)
+    assert (judged["status"] == Status.OK.value).all()
+    assert judged["item_id"].tolist() == [item.id for item in items]
+
+
 def test_a_port_taken_before_the_server_binds_it_is_retried(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

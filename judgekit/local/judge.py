@@ -34,7 +34,15 @@ JUDGE_MODEL_ENV = "JUDGEKIT_JUDGE_MODEL"
 #: Environment variables whose presence means "a remote endpoint is configured".
 REMOTE_ENV_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
 #: The local server answers one request at a time; long batches queue behind each other.
-LOCAL_CLIENT_DEFAULTS: dict[str, Any] = {"max_concurrency": 1, "timeout_s": 900.0, "max_retries": 2}
+#: The local server needs no key; an explicit placeholder keeps the client from falling back to
+#: ``OPENAI_API_KEY`` and sending a real key to a local process.
+LOCAL_API_KEY = "local-no-key"
+LOCAL_CLIENT_DEFAULTS: dict[str, Any] = {
+    "max_concurrency": 1,
+    "timeout_s": 900.0,
+    "max_retries": 2,
+    "api_key": LOCAL_API_KEY,
+}
 
 
 def remote_endpoint_configured(base_url: str | None = None, provider: str | None = None) -> bool:
@@ -78,7 +86,7 @@ def default_judge_client(
     base_url: str | None = None,
     provider: str | None = None,
     server_settings: LocalServerConfig | None = None,
-    log_dir: Path | None = None,
+    log_dir: str | Path | None = None,
     notice_stream: TextIO | None = None,
     **client_options: Any,
 ) -> Iterator[Any]:
@@ -117,7 +125,7 @@ def default_judge_client(
         return
     settings = server_settings or LocalServerConfig()
     if log_dir is not None:
-        settings = replace(settings, log_dir=log_dir)
+        settings = replace(settings, log_dir=Path(log_dir))
     with LocalJudgeServer(settings) as server:
         print(
             "No OPENAI_API_KEY/OPENAI_BASE_URL: judging with the local "
