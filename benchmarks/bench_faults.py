@@ -62,11 +62,10 @@ def fault_rows() -> tuple[list[list[Any]], dict[str, int]]:
         ok = final[final["status"] == "ok"]
         wrong = int((ok["score"] != ok["item_id"].map(oracle)).sum())
         flagged = final[final["status"] != "ok"]
-        unexplained = int(
-            (
-                flagged["score"].notna() | ((flagged["raw_reply"] == "") & (flagged["error"] == ""))
-            ).sum()
-        )
+        # a flagged row must carry no score, a reason, and the reply it was read from (an empty
+        # reply counts: finish_reason shows one arrived) or the error that ended the call
+        received = (flagged["finish_reason"] != "") | (flagged["error"] != "")
+        unexplained = int((flagged["score"].notna() | (flagged["reason"] == "") | ~received).sum())
         statuses = flagged["status"].value_counts()
         worst = {
             "lost": max(worst["lost"], counts["lost"]),

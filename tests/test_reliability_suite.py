@@ -45,7 +45,11 @@ def test_faults_lose_no_row_and_invent_no_score(rate: float) -> None:
     assert (ok["score"] == ok["item_id"].map(oracle)).all()
     flagged = run.table[run.table["status"] != Status.OK.value]
     assert flagged["score"].isna().all()
-    assert ((flagged["raw_reply"] != "") | (flagged["error"] != "")).all()
+    assert (flagged["reason"] != "").all()
+    # each keeps the reply it was read from (possibly empty, as received) or the call's error
+    received = flagged["finish_reason"] != ""
+    assert (received | (flagged["error"] != "")).all()
+    assert (flagged.loc[~received, "raw_reply"] == "").all()
 
     if rate == 0:
         assert (run.faulty_share, run.retries, run.reasks) == (0.0, 0, 0)
