@@ -128,9 +128,7 @@ def _assert_explicit(table: pd.DataFrame, rubric_name: str) -> None:
 
 
 @pytest.mark.parametrize("rubric_name", list_rubrics())
-def test_structured_replies_parse_and_repeat_at_temperature_zero(
-    server: LocalJudgeServer, rubric_name: str
-) -> None:
+def test_structured_replies_parse_on_every_run(server: LocalJudgeServer, rubric_name: str) -> None:
     rubric = _rubric(rubric_name)
     items = _items(rubric_name)
     direct = rubric_name == "direct_scoring"
@@ -158,8 +156,34 @@ def test_structured_replies_parse_and_repeat_at_temperature_zero(
     else:
         # The grammar forces shape, IDs and scale, so every row parses with no re-asks.
         assert set(table["status"]) == {"ok"}, table[["item_id", "status", "reason"]]
-    replies = table.pivot(index="item_id", columns="run", values="raw_reply")
-    assert (replies[1] == replies[2]).all(), "two runs at temperature 0 gave different replies"
+    assert table.groupby("run").size().tolist() == [len(items), len(items)]
+
+
+def _replies_from_a_fresh_server(log_dir: Path) -> list[str]:
+    replies: list[str] = []
+    with LocalJudgeServer(log_dir=log_dir) as fresh:
+        for rubric_name in ("riddle_grammar", "riddle_accuracy", "factual_accuracy"):
+            table = judge(
+                _items(rubric_name),
+                _rubric(rubric_name),
+                local_judge_client(fresh),
+                structured=True,
+                max_tokens=MAX_TOKENS,
+                max_reasks=0,
+                progress=False,
+            )
+            replies += table["raw_reply"].tolist()
+    return replies
+
+
+def test_two_runs_at_temperature_zero_give_identical_replies(tmp_path: Path) -> None:
+    # Each run on a freshly started server sees the same request sequence. (On one long-lived
+    # server, llama.cpp re-evaluates only the last token of a prompt identical to the previous
+    # one, and that different batching can flip a near-tie: a real source of run-to-run
+    # differences at temperature 0, which notebook 03's consistency report is there to catch.)
+    first = _replies_from_a_fresh_server(tmp_path / "first")
+    second = _replies_from_a_fresh_server(tmp_path / "second")
+    assert first == second, "two runs at temperature 0 gave different replies"
 
 
 @pytest.mark.parametrize("rubric_name", ["riddle_accuracy", "extent_rating"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sys
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -41,6 +42,11 @@ class _Server(ThreadingHTTPServer):
         finally:
             with self.connections_lock:
                 self.connections.discard(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet when a client hangs up (a killed job, a timeout); report anything else."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     def close_connections(self) -> None:
         """Shut down every open connection so handler threads can finish."""
