@@ -1,7 +1,8 @@
 """Rough token counts for budgets and cost estimates (never used as measurements).
 
-``tiktoken`` is used when it is installed and knows the model; otherwise a token is taken to be
-four characters, a common rule of thumb for English that undercounts Hungarian and code.
+``tiktoken`` is used when it is installed, knows the model and can load its encoding (it downloads
+the encoding on first use, which fails offline); otherwise a token is taken to be four
+characters, a common rule of thumb for English that undercounts Hungarian and code.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def _encoder(model: str) -> Any:
         return None
     try:
         return tiktoken.encoding_for_model(model)
-    except KeyError:
+    except Exception:  # unknown model, or the encoding cannot be fetched (offline)
         return None
 
 
