@@ -127,17 +127,19 @@ def test_adaptive_throttle_halves_once_per_wave_and_recovers() -> None:
     assert throttle.factor == 1.0 and throttle.concurrency_limit == 8
 
 
-def test_a_request_larger_than_the_token_bucket_pays_its_full_cost() -> None:
-    # 60k tokens/min: the bucket holds 10 s (10k tokens) and refills 1k tokens/s, so a
-    # 12k-token request can only start once 2k more tokens have drained (~2 s).
-    throttle = AdaptiveThrottle(8, tokens_per_minute=60_000)
-
-    async def admit() -> float:
+def test_the_token_budget_has_no_opening_burst_and_charges_big_requests_in_full() -> None:
+    # 60k tokens/min = 1k tokens/s; the bucket holds 10 s (10k tokens) and starts full, as if
+    # the last 10 s had been spent at the limit. A 3k-token request therefore waits ~3 s (an
+    # empty bucket would admit it at once, on top of the steady rate), and a 12k-token request,
+    # larger than the bucket, pays all 12k (~12 s) rather than being capped at 10k.
+    async def admit(tokens: int) -> float:
+        throttle = AdaptiveThrottle(8, tokens_per_minute=60_000)
         started = time.monotonic()
-        async with throttle.slot(12_000):
+        async with throttle.slot(tokens):
             return time.monotonic() - started
 
-    assert asyncio.run(admit()) >= 1.8
+    assert 2.7 <= asyncio.run(admit(3_000)) < 4.0
+    assert asyncio.run(admit(12_000)) >= 11.5
 
 
 def test_concurrency_cap_is_respected() -> None:

@@ -1,12 +1,15 @@
 """Client-side throttling: a concurrency cap, request/token budgets and adaptive slowdown.
 
 The budgets are leaky buckets (:mod:`aiolimiter`) that hold one second's worth of requests
-and ten seconds' worth of tokens, so a per-minute budget is spread over the minute instead of
-being spent in one opening burst. On top of them an
-additive-increase / multiplicative-decrease factor in ``(0, 1]`` reacts to rate-limit replies:
-a 429 halves it (at most once per ``cut_cooldown_s``, so one wave of concurrent 429s counts
-once), each later success adds ``recovery_step`` back. The factor scales both the number of
-requests allowed in flight and, when a request budget is set, the pace between request starts.
+and ten seconds' worth of tokens, so a per-minute budget is spread over the minute. The buckets
+start full, as if the last seconds had been spent at the limit: an empty bucket would admit its
+whole capacity at once on top of the steady rate and overshoot a provider's sliding window.
+
+On top of them an additive-increase / multiplicative-decrease factor in ``(0, 1]`` reacts to
+rate-limit replies: a 429 halves it (at most once per ``cut_cooldown_s``, so one wave of
+concurrent 429s counts once), each later success adds ``recovery_step`` back. The factor scales
+both the number of requests allowed in flight and, when a request budget is set, the pace
+between request starts.
 
 asyncio primitives belong to one event loop, so they are rebuilt whenever the running loop
 changes (``judge()`` may run each call in a fresh loop); the factor itself survives.
@@ -42,6 +45,7 @@ class _LoopPrimitives:
     request_budget: AsyncLimiter | None
     token_budget: AsyncLimiter | None
     pace_lock: asyncio.Lock
+    primed: bool = False
 
 
 class AdaptiveThrottle:
@@ -139,6 +143,11 @@ class AdaptiveThrottle:
             await primitives.slot_free.wait_for(lambda: self._in_flight < self.concurrency_limit)
             self._in_flight += 1
         try:
+            if not primitives.primed:
+                primitives.primed = True
+                for bucket in (primitives.request_budget, primitives.token_budget):
+                    if bucket is not None:
+                        await bucket.acquire(bucket.max_rate)
             if primitives.request_budget is not None:
                 await primitives.request_budget.acquire(1)
             if primitives.token_budget is not None:
