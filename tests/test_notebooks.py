@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ from judgekit.simulator import SimulatorConfig, run_simulator
 
 NOTEBOOKS = sorted(config.NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 CANARY = "sk-canary-7f3a9c0e5b1d4e2f8a6c"
+BATCH_SIZES = (1, 10, 60)  # notebook 07's rows per request (as in params/paper)
 EXPECTED_FIGURES = {
     "agreement_kappa_forest",
     "agreement_confusion",
@@ -42,11 +44,13 @@ EXPECTED_FIGURES = {
     "riddles_composite",
     "riddles_hallucination",
     "riddles_topic_difficulty",
+    "position_effect_riddle_accuracy",
+    "batch_size_riddle_accuracy",
 }
 
 
-def test_there_are_six_notebooks() -> None:
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06"]
+def test_there_are_seven_notebooks() -> None:
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -156,14 +160,26 @@ def test_every_notebook_runs_on_the_simulator_without_leaking_the_key(
                     "output_dir": "tables/bias",
                 },
                 "06_riddles_study_reproduced": {"output_dir": "tables/study"},
+                "07_batch_effects": {
+                    "judgments_path": "judging/judgments.parquet",
+                    "dataset_path": "{data_dir}/demo/riddles_demo.csv",
+                    "batch_sizes": list(BATCH_SIZES),
+                    "judge_model": "sim-judge",
+                    "base_url": sim.base_url,
+                    "provider": "simulator",
+                    "output_dir": "tables/batch_effects",
+                },
             },
         )
         run_dir = run_paper(params, tmp_path / "run", figures_dir=tmp_path / "paper_figures")
         requests = sim.stats()["requests"]
-    # 2 rubrics x 3 variants, plus 2 new runs of one rubric (run 1 is replayed from the store).
-    assert requests == 8
+    # 2 rubrics x 3 variants, plus 2 new runs of one rubric (run 1 is replayed from the store),
+    # plus notebook 07 judging every item again at each batch size (its own store, no re-asks:
+    # the simulator sends no malformed replies here).
+    n_items = len(_oracle())
+    assert requests == 8 + sum(math.ceil(n_items / size) for size in BATCH_SIZES)
     executed = sorted(run_dir.glob("*.ipynb"))
-    assert len(executed) == 7
+    assert len(executed) == 8
     assert not list(run_dir.glob("*.failed.ipynb"))
     figures = {p.stem for p in (run_dir / "figures").glob("*.png")}
     assert figures == EXPECTED_FIGURES

@@ -1,0 +1,178 @@
+"""Source of notebooks/07_batch_effects.ipynb (build with notebooks/build.py)."""
+# ruff: noqa: E402
+# ---
+
+# %% [markdown]
+# # Does batching change the verdicts?
+#
+# The riddles seeds judge many rows per request and tell the judge not to grow more or less
+# lenient with a row's place in the batch (seeds 000 and 001) or with the batch number (000).
+# First, on the judgments `01_run_judging` already wrote: does the score, at equal human score,
+# drift with the row's position in its batch? The drift over the whole batch is compared with a
+# tolerance chosen before looking (pass needs its whole CI inside it). Then the same items are
+# judged again at several batch sizes, to see what larger batches cost in agreement with the
+# human and save in prompt tokens per item. Replies are kept in a response store, so a rerun
+# asks the judge nothing new.
+
+# %% tags=["parameters"]
+judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
+labels_path: str = ""  # human labels; empty: human_labels.parquet beside the judgments
+dataset_path: str = ""  # item table judged again per batch size; empty: data/demo/riddles_demo.csv
+id_column: str = "ID"  # column holding the item IDs
+rubric: str = "riddle_accuracy"  # rubric analysed and re-judged
+variant: str = "base"  # prompt variant whose judgments are analysed and re-judged
+run: int = 1  # run of the judgments analysed for position effects
+adjust: str = "human"  # position-effect adjustment: "human", "difference" or "item"
+tolerance: float = 0.5  # largest drift over a batch (score points) that counts as none
+batch_sizes: list = [4, 12, 24]  # rows per request compared; empty: skip the re-judging
+judge_model: str = ""  # judge model name; empty: the local judge's model
+base_url: str = ""  # OpenAI-compatible endpoint; empty: the provider's URL or the local judge
+provider: str = ""  # provider preset, see judgekit.engine.PROVIDERS; empty: openai or local
+max_tokens: int = 0  # output cap per request; 0: not sent
+max_reasks: int = 1  # re-asks of the rows a reply left unscored, per batch
+seed: int = 0  # request seed sent to the judge
+figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
+output_dir: str = ""  # folder for tables and the response store; empty: RUNS_DIR/batch_effects
+
+# %%
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import display
+
+from judgekit import config, plots
+from judgekit.data import items_from_frame, read_table, write_table
+from judgekit.local import default_judge_client
+from judgekit.rubrics import load_rubric
+from judgekit.stats import (
+    batch_size_sensitivity,
+    leniency_drift_verdict,
+    position_effects,
+    position_profile,
+)
+from judgekit.tidy import read_judgments, read_labels
+
+plots.apply_style()
+source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
+labels = read_labels(Path(labels_path) if labels_path else source.parent / "human_labels.parquet")
+dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
+figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
+tables = Path(output_dir) if output_dir else config.RUNS_DIR / "batch_effects"
+tables.mkdir(parents=True, exist_ok=True)
+scale = load_rubric(rubric).scale
+judgments = read_judgments(source)
+chosen = (
+    (judgments["rubric"] == rubric) & (judgments["variant"] == variant) & (judgments["run"] == run)
+)
+judgments = judgments[chosen]
+human = labels[labels["rubric"] == rubric].set_index("item_id")["score"]
+MIN_SCORED = 3  # a slope needs a few scored rows; fewer are skipped, and said so
+print(f"{rubric} / {variant} / run {run}: {len(judgments)} rows, {len(human)} human labels")
+assert len(judgments), f"{source}: no judgments for {rubric} / {variant} / run {run}"
+
+# %% [markdown]
+# ## Leniency against position in the batch
+#
+# An OLS of the judge's score on the row's 0-based position in its request and on the batch
+# number, with the human score as a covariate (`adjust="human"`) and standard errors
+# clustered on items. Only rows scored at the first ask count: a re-asked row sits at another
+# place in another request. Unscored rows are counted in `n_dropped`, never given a score.
+# Unless the runs were shuffled (`shuffle_seed`), each item is seen at one position only, so a
+# slope cannot tell drifting leniency apart from the order of the items in the table.
+
+# %%
+effects = position_effects(judgments, human, adjust=adjust, group_col="model")
+verdicts = leniency_drift_verdict(effects, tolerance=tolerance)
+write_table(effects, tables / "position_effects.csv")
+write_table(verdicts, tables / "leniency_drift_verdicts.csv")
+display(effects[["group", "term", "estimate", "ci_low", "ci_high", "span", "n", "n_dropped"]])
+for row in verdicts.itertuples():
+    print(f"{row.group} · {row.term}\n  instruction: {row.instruction}\n  {row.statement}")
+print(f"rule: {verdicts['rule'].iloc[0]}")
+print(f"set aside: {effects['dropped_reason'].iloc[0] or 'nothing'}")
+if judgments.groupby("item_id")["position"].nunique().max() == 1:
+    print(
+        "caution: every item sat at one position only (no shuffled runs), so position is "
+        "confounded with the order of the items in the table; a slope may come from which "
+        "items happen to sit late rather than from drifting leniency"
+    )
+assert set(verdicts["verdict"]) <= {"pass", "fail", "inconclusive", "not tested"}
+tested = verdicts[verdicts["verdict"] != "not tested"]
+assert (tested["drift_ci_low"] <= tested["drift"]).all()
+assert (tested["drift"] <= tested["drift_ci_high"]).all()
+
+# %%
+profile = position_profile(judgments, human, group_col="model")
+write_table(profile, tables / "position_profile.csv")
+scored_rows, positions = int(profile["n"].sum()), profile["value"].nunique()
+if scored_rows < MIN_SCORED or positions < 2:
+    print(f"no position figure: {scored_rows} scored rows at {positions} position(s)")
+else:
+    assert profile["n"].sum() == effects.loc[effects["term"] == "position", "n"].sum()
+    single = (profile["n"] == 1).all()  # one row per position: a point, no interval
+    outcome = profile["outcome"].iloc[0]
+    ylabel = f"{outcome} (score points{', one row each' if single else ', 95% CI'})"
+    fig = plots.plot_position_effect(profile, ylabel=ylabel)
+    saved = plots.save_figure(fig, plots.figure_name("position_effect", rubric), folder=figures)
+
+# %% [markdown]
+# **Figure: leniency at each place in the batch.** The judge's score minus the human's, averaged
+# over the rows judged at that 0-based position (first ask only), with a 95% t interval; one
+# line per judge. A judge that keeps the same strictness through the batch stays level; a slope
+# means rows late in the request are judged more (or less) kindly. When every position holds a
+# single row (one batch per run, as in the demo), a point is that row and has no interval.
+
+# %% [markdown]
+# ## Agreement and cost against batch size
+#
+# Every item judged again at each batch size (one `judge()` call each, the same client as
+# `01_run_judging` uses), compared with the human by quadratic-weighted kappa on the rubric's
+# scale. Failure rates count the rows a reply left unreadable at the first ask; wall time
+# includes replays from the store, so only a fresh run times the judge.
+
+# %%
+sensitivity = pd.DataFrame()
+if batch_sizes:
+    table = read_table(dataset, id_column=id_column)
+    items = items_from_frame(
+        table.frame, load_rubric(rubric).input_columns, id_column=id_column, source=dataset.name
+    )
+    with default_judge_client(
+        judge_model or None, base_url=base_url or None, provider=provider or None, log_dir=tables
+    ) as client:
+        print(f"judge model: {client.model}; {len(items)} items at sizes {batch_sizes}")
+        sensitivity = batch_size_sensitivity(
+            items,
+            load_rubric(rubric),
+            client,
+            human,
+            sizes=[int(size) for size in batch_sizes],
+            variants=[variant],
+            store=tables / "responses.sqlite",
+            max_tokens=max_tokens or None,
+            max_reasks=max_reasks,
+            seed=seed,
+        )
+    write_table(sensitivity, tables / "batch_size_sensitivity.csv")
+    shown = ["batch_size", "api_calls", "requests", "kappa", "kappa_ci_low", "kappa_ci_high"]
+    shown += ["kappa_n", "first_ask_failure_rate", "final_failure_rate"]
+    shown += ["prompt_tokens_per_item", "wall_time_s"]
+    display(sensitivity[shown])
+    assert list(sensitivity["batch_size"]) == [int(size) for size in batch_sizes]
+    assert (sensitivity["rows_judged"] == len(items)).all()
+    for column in ["first_ask_failure_rate", "reask_rate", "final_failure_rate"]:
+        assert sensitivity[column].between(0, 1).all(), column
+
+# %%
+scored = sensitivity[sensitivity["kappa"].notna()] if len(sensitivity) else sensitivity
+if len(scored) < 2:
+    print(f"no batch-size figure: kappa could be computed at {len(scored)} batch size(s)")
+else:
+    fig = plots.plot_batch_size(scored)
+    saved = plots.save_figure(fig, plots.figure_name("batch_size", rubric), folder=figures)
+
+# %% [markdown]
+# **Figure: what the batch size changes.** Left: quadratic-weighted kappa between the judge and
+# the human at each number of rows per request, with its 95% CI (sizes where no kappa could be
+# computed are left out). Right: prompt tokens per judged item, which fall as the rubric's
+# instructions are shared by more rows. Both x axes are logarithmic.
