@@ -287,7 +287,7 @@ def test_echoed_score_lines_cannot_score_other_items(tmp_path) -> None:
 def test_canary_key_is_written_nowhere(tmp_path, monkeypatch) -> None:
     import logging
 
-    canary = "sk-canary-0d9e8f7a6b5c4d3e"
+    canary = "canary-key-0d9e8f7a6b5c4d3e"
     monkeypatch.setenv("OPENAI_API_KEY", canary)
     log_file = tmp_path / "run.log"
     handler = logging.FileHandler(log_file)

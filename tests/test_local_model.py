@@ -306,9 +306,9 @@ def test_default_client_without_endpoint_is_local_and_says_so_once(
 def test_the_local_client_never_carries_the_users_openai_key(
     server: LocalJudgeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-must-not-reach-the-local-server")
+    monkeypatch.setenv("OPENAI_API_KEY", "canary-key-must-not-reach-the-local-server")
     client = local_judge_client(server)
-    assert "sk-canary" not in client._api_key.reveal()
+    assert "canary-key" not in client._api_key.reveal()
 
 
 def test_a_demo_sized_batch_gets_every_id_once(server: LocalJudgeServer) -> None:

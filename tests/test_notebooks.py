@@ -26,7 +26,7 @@ from judgekit.paper import load_parameter_set, run_paper, run_parameter_set
 from judgekit.simulator import SimulatorConfig, run_simulator
 
 NOTEBOOKS = sorted(config.NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
-CANARY = "sk-canary-7f3a9c0e5b1d4e2f8a6c"
+CANARY = "canary-key-7f3a9c0e5b1d4e2f8a6c"
 BATCH_SIZES = (1, 10, 60)  # notebook 07's rows per request (as in params/paper)
 EXPECTED_FIGURES = {
     "agreement_kappa_forest",

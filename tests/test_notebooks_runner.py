@@ -21,14 +21,14 @@ def test_scrub_withholds_secret_names_and_values(monkeypatch: pytest.MonkeyPatch
 
 
 def test_provenance_records_versions_and_withholds_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-provenance-canary-0001")
+    monkeypatch.setenv("OPENAI_API_KEY", "provenance-canary-key-0001")
     monkeypatch.setenv("JUDGEKIT_RUNS", "/tmp/runs")
     record = paper.provenance({"judge_model": "gpt-x"})
     assert record["environment"]["OPENAI_API_KEY"] == "<withheld>"
     assert record["environment"]["JUDGEKIT_RUNS"] == "/tmp/runs"
     assert record["parameters"] == {"judge_model": "gpt-x"}
     assert record["packages"]["numpy"] and record["python"]
-    assert "sk-provenance-canary-0001" not in repr(record)
+    assert "provenance-canary-key-0001" not in repr(record)
 
 
 def test_redact_replaces_every_secret_value(monkeypatch: pytest.MonkeyPatch) -> None:
