@@ -15,13 +15,20 @@ sent) and its rows are recorded as ``error``.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from judgekit.engine.estimate import COMPLETION_TOKENS_PER_ITEM
-from judgekit.engine.rows import REASK_STATUSES, RowContext, error_row, reask_label, rows_from_reply
+from judgekit.engine.rows import (
+    REASK_STATUSES,
+    RowContext,
+    reask_label,
+    record_failed_call,
+    rows_from_reply,
+)
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.tokens import estimate_message_tokens
 from judgekit.types import ChatRequest, Item, Status
@@ -195,12 +202,14 @@ async def judge_batch_in_conversation(
         )
         context = RowContext(variant, run, attempt, batch_index)
         if outcome.reply is None:
-            for position, item in enumerate(pending):
-                if item.id in final:
-                    final[item.id]["error"] = f"re-ask {attempt - 1} failed: {outcome.error}"
-                else:
-                    row = error_row(session, item, outcome, context=context, position=position)
-                    final[item.id] = _placed(row, conversation, turn)
+            record_failed_call(
+                session,
+                pending,
+                outcome,
+                final,
+                context=context,
+                place=functools.partial(_placed, conversation=conversation, turn=turn),
+            )
             break
         by_id, foreign_rows = rows_from_reply(session, outcome, pending, context)
         final.update({k: _placed(row, conversation, turn) for k, row in by_id.items()})

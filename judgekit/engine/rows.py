@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +119,29 @@ def verdict_row(
     }
 
 
+def record_failed_call(
+    session: JudgeSession,
+    pending: Sequence[Item],
+    outcome: CallOutcome,
+    final: dict[str, dict[str, Any]],
+    *,
+    context: RowContext,
+    place: Callable[[dict[str, Any]], dict[str, Any]] = lambda row: row,
+) -> None:
+    """Record a call that failed after all retries, for the rows it asked about.
+
+    A row that an earlier attempt already answered keeps that verdict and carries the failed
+    re-ask's error in ``error`` (nothing it said is thrown away or invented); a row never
+    answered becomes an ``error`` row, passed through ``place`` (modes add their columns).
+    """
+    for position, item in enumerate(pending):
+        if item.id in final:
+            final[item.id]["error"] = f"re-ask {context.attempt - 1} failed: {outcome.error}"
+        else:
+            row = error_row(session, item, outcome, context=context, position=position)
+            final[item.id] = place(row)
+
+
 def error_row(
     session: JudgeSession,
     item: Item,
@@ -220,13 +243,7 @@ async def judge_items(
         outcome = await session.call_or_replay(key)
         context = RowContext(variant, run, attempt, batch_index)
         if outcome.reply is None:
-            for position, item in enumerate(pending):
-                if item.id in final:
-                    final[item.id]["error"] = f"re-ask {attempt - 1} failed: {outcome.error}"
-                else:
-                    final[item.id] = error_row(
-                        session, item, outcome, context=context, position=position
-                    )
+            record_failed_call(session, pending, outcome, final, context=context)
             break
         expected_rows, foreign_rows = rows_from_reply(session, outcome, pending, context)
         final.update(expected_rows)
