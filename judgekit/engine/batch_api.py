@@ -42,7 +42,7 @@ from openai.types.chat import ChatCompletion
 from judgekit.data.atomic import atomic_write_text
 from judgekit.engine.client import _top_logprobs, _usage
 from judgekit.engine.rows import judge_items
-from judgekit.engine.runner import RunPlan, ajudge, register_mode
+from judgekit.engine.runner import RunPlan, ajudge, blocking, register_mode
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.store import RequestKey, ResponseStore
 from judgekit.types import ChatReply, ChatRequest, Item, JudgeClient, Rubric
@@ -471,31 +471,6 @@ async def _run_one_batch(
     return batch_id
 
 
-def batch_judge(
-    items: Sequence[Item],
-    rubric: Rubric,
-    client: JudgeClient,
-    *,
-    store: ResponseStore | str | Path,
-    sdk: openai.AsyncOpenAI | None = None,
-    api_key: str | None = None,
-    poll: PollPolicy = PollPolicy(),
-    max_line_retries: int = 2,
-    completion_window: str = "24h",
-    **judge_options: Any,
-) -> pd.DataFrame:
-    """Synchronous :func:`abatch_judge` (runs its own event loop; not inside a running loop)."""
-    return asyncio.run(
-        abatch_judge(
-            items,
-            rubric,
-            client,
-            store=store,
-            sdk=sdk,
-            api_key=api_key,
-            poll=poll,
-            max_line_retries=max_line_retries,
-            completion_window=completion_window,
-            **judge_options,
-        )
-    )
+#: Blocking :func:`abatch_judge` (safe inside a running event loop, e.g. a notebook).
+batch_judge = blocking(abatch_judge)
+batch_judge.__name__ = batch_judge.__qualname__ = "batch_judge"

@@ -411,7 +411,7 @@ def _run_in_worker_thread(work: Coroutine[Any, Any, T]) -> T:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _blocking(
+def blocking(
     run_async: Callable[P, Coroutine[Any, Any, pd.DataFrame]],
 ) -> Callable[P, pd.DataFrame]:
     """The blocking form of ``run_async``, which closes the client's connections when done."""
@@ -439,5 +439,5 @@ def _blocking(
 
 
 #: Blocking :func:`ajudge` for scripts and notebooks (same arguments, same table).
-judge = _blocking(ajudge)
+judge = blocking(ajudge)
 judge.__name__ = judge.__qualname__ = "judge"
