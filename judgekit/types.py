@@ -39,6 +39,14 @@ OutputFormat = Literal[
 ]
 
 
+class UsageError(ValueError):
+    """A mistake the user can fix (an option, a file, a parameter); the message is one line.
+
+    Command-line entry points and notebook parameter checks show only the message, never a
+    traceback, and exit non-zero. The message names the option or file and what to do.
+    """
+
+
 class Status(StrEnum):
     """The fate of one item in one judging attempt. Only ``OK`` carries a score."""
 
@@ -192,6 +200,8 @@ class ChatReply:
     request_id: str | None = None
     top_logprobs: TopLogprobs | None = None
     http_attempts: int = 1
+    reasoning: str | None = None  # a separate reasoning field (reasoning_content / reasoning)
+    refusal: str | None = None  # the provider's refusal text when content is null
 
 
 #: How a client can force the reply's shape; chosen per provider.
@@ -288,4 +298,5 @@ __all__ = [
     "StructuredMode",
     "TopLogprobs",
     "Usage",
+    "UsageError",
 ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from judgekit.types import UsageError
+
 
 def column_letter(position: int) -> str:
     """Return the spreadsheet letter of a 0-based column position (0 -> A, 26 -> AA)."""
@@ -20,7 +22,7 @@ def _one_line(text: str) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-class DataError(ValueError):
+class DataError(UsageError):
     """A table that cannot be used as given; the message is one line.
 
     The message reads ``<file>: row <r>, column <letter> '<header>': <problem>``, leaving out
