@@ -50,6 +50,7 @@ def corrected_means(
     judge: str = "judge_score",
     human: str = "human_score",
     level: float = 0.95,
+    min_labels: int = 5,
 ) -> pd.DataFrame:
     """Each group's mean human score three ways: PPI, judge-only and human-only.
 
@@ -60,11 +61,13 @@ def corrected_means(
         judge: The judge's score column.
         human: The human score column.
         level: Confidence level of the intervals.
+        min_labels: Fewest labelled items a group needs for the PPI and human-only intervals
+            (both are large-sample intervals; with two or three labels they mean nothing).
 
     Returns:
         One row per (group, estimator): ``group, estimator, estimate, ci_low, ci_high,
-        half_width, n_labelled, n_judged, n_dropped``. A group with fewer than two labelled
-        items gets NaN for PPI and human-only (an interval needs a spread).
+        half_width, n_labelled, n_judged, n_dropped``. A group with fewer than ``min_labels``
+        labelled items gets NaN for PPI and human-only, never a number.
     """
     rows = []
     for name, part in frame.groupby(group, sort=True):
@@ -74,12 +77,12 @@ def corrected_means(
         y = labelled[human].to_numpy(float)
         yhat = labelled[judge].to_numpy(float)
         yhat_u = unlabelled[judge].to_numpy(float)
-        enough = len(y) >= 2 and len(yhat_u) >= 2
+        enough = len(y) >= max(min_labels, 2)
         nan3 = (np.nan, np.nan, np.nan)
         results = {
-            "ppi": ppi_mean(y, yhat, yhat_u, level) if enough else nan3,
+            "ppi": ppi_mean(y, yhat, yhat_u, level) if enough and len(yhat_u) >= 2 else nan3,
             "judge_only": classical_mean(judged[judge].to_numpy(float), level),
-            "human_only": classical_mean(y, level) if len(y) >= 2 else nan3,
+            "human_only": classical_mean(y, level) if enough else nan3,
         }
         for estimator in ESTIMATORS:
             estimate, low, high = results[estimator]
