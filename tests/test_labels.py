@@ -139,6 +139,9 @@ def test_widget_is_blind_records_at_once_and_resumes(tmp_path, rubric) -> None:
     widget._on_message(widget, {"kind": "label", "item_id": "q0", "status": "ok", "score": 3}, [])
     widget.record("q1", "abstain", None, "unsure")
     assert widget.position == 2
+    note = {"kind": "label", "item_id": "q0", "status": "ok", "score": 3, "note": "typo?"}
+    widget._on_message(widget, {**note, "advance": False}, [])
+    assert widget.position == 2 and widget.labelled["q0"]["note"] == "typo?"
     widget._on_message(widget, {"kind": "label", "item_id": "q2", "status": "ok", "score": 4}, [])
     assert "not on the scale" in widget.error and widget.position == 2
     assert len(read_labels_table(path)) == 2

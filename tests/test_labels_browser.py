@@ -201,6 +201,9 @@ def test_label_three_items_reload_and_resume_at_the_fourth(jupyterlab, tmp_path)
             assert "Rubik-kocka" in widget.inner_text()
             widget.click()
             for position, key in enumerate(["5", "3", "0"], start=2):
+                if key == "0":  # a note for the third item, then back to the keys with Esc
+                    widget.locator(".jk-note").fill("alternative name?")
+                    page.keyboard.press("Escape")
                 page.keyboard.press(key)
                 sync_api.expect(progress).to_have_text(f"Item {position} of 5")
             page.screenshot(path=str(tmp_path / "labelled.png"))
@@ -208,6 +211,7 @@ def test_label_three_items_reload_and_resume_at_the_fourth(jupyterlab, tmp_path)
             assert list(labels["item_id"]) == ["r1", "r2", "r3"]
             assert list(labels["score"]) == [5.0, 3.0, 0.0]
             assert set(labels["labeller"]) == {"tester"}
+            assert list(labels["note"]) == ["", "", "alternative name?"]
 
             _shut_down_kernels(base, token)
             _start_kernel(base, token)

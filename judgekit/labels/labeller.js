@@ -75,8 +75,8 @@ function render({ model, el }) {
     model.save_changes();
   }
 
-  function send(status, score) {
-    model.send({ kind: "label", item_id: item().id, status, score, note: note.value });
+  function send(status, score, advance = true) {
+    model.send({ kind: "label", item_id: item().id, status, score, note: note.value, advance });
   }
 
   root.addEventListener("keydown", (event) => {
@@ -95,6 +95,11 @@ function render({ model, el }) {
     else return;
     event.preventDefault();
     event.stopPropagation();
+  });
+  // An edited note on an item already labelled is saved with that label, staying put.
+  note.addEventListener("change", () => {
+    const label = model.get("labelled")[item().id];
+    if (label) send(label.status, label.score, false);
   });
   root.addEventListener("click", (event) => {
     if (event.target !== note) root.focus();

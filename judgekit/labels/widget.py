@@ -112,12 +112,21 @@ class LabelWidget(anywidget.AnyWidget):
                 str(content["status"]),
                 content.get("score"),
                 str(content.get("note", "")),
+                advance=bool(content.get("advance", True)),
             )
         except (OSError, ValueError) as problem:
             self.error = f"label not saved: {problem}"
 
-    def record(self, item_id: str, status: str, score: float | None, note: str = "") -> None:
-        """Store one label (file first, then the page) and move to the next item."""
+    def record(
+        self,
+        item_id: str,
+        status: str,
+        score: float | None,
+        note: str = "",
+        *,
+        advance: bool = True,
+    ) -> None:
+        """Store one label (file first, then the page) and, unless told not to, move on."""
         if score is not None and float(score) not in self._rubric.scale.allowed:
             raise ValueError(f"{score} is not on the scale {self._rubric.scale.allowed}")
         self._labels = record_label(
@@ -133,7 +142,8 @@ class LabelWidget(anywidget.AnyWidget):
         )
         self.labelled = {**self.labelled, item_id: {"status": status, "score": score, "note": note}}
         self.error = ""
-        self.position = min(self.position + 1, len(self.items) - 1)
+        if advance:
+            self.position = min(self.position + 1, len(self.items) - 1)
 
 
 def _score(value: Any) -> float | None:

@@ -102,6 +102,7 @@ plan = select_for_labelling(
     expected_kappa=expected_kappa,
 )
 print(plan.summary())
+assert len(plan.items) == n_labels and plan.items["item_id"].is_unique
 display(plan.items.drop(columns="judge_score"))  # the labeller must not see the judge's score
 display(plan.precision)
 write_table(plan.precision, tables / "planner.csv")
@@ -247,6 +248,7 @@ print(
     f"mean half-width, PPI vs labels only: {width['ppi'].mean():.2f} vs "
     f"{width['human_only'].mean():.2f}"
 )
+assert (width["ppi"] < width["human_only"]).all(), "PPI should beat the labels alone"
 example = runs["Gemini"][runs["Gemini"]["subsample"] == 0]
 fig = plot_ppi_study(example, summary[summary["estimator"] == "ppi"])
 saved = plots.save_figure(fig, "labels_ppi_riddles", folder=figures)
