@@ -16,6 +16,7 @@ from judgekit.labels import (
     coverage_summary,
     disagreements,
     inter_human_agreement,
+    labels_from_column,
     observed_kappa_halfwidth,
     plan_kappa_halfwidth,
     ppi_coverage,
@@ -105,6 +106,18 @@ def test_labels_file_is_plain_utf8_csv_rewritten_per_label(tmp_path, rubric) -> 
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
 
 
+def test_labels_from_a_dataset_column_and_a_spreadsheet_bom(tmp_path, rubric) -> None:
+    items = _items(3).assign(Human=[5, None, 0])
+    labels = labels_from_column(items, "Human", labeller="dataset", rubric=rubric)
+    assert list(labels["status"]) == ["ok", "skip", "ok"]
+    path = tmp_path / "labels.csv"
+    text = labels.assign(score=["5", "", "0"]).to_csv(index=False)
+    path.write_text("\ufeff" + text, encoding="utf-8")  # as a spreadsheet may save it
+    assert list(read_labels_table(path)["item_id"]) == ["q0", "q1", "q2"]
+    with pytest.raises(UsageError, match="'Missing'"):
+        labels_from_column(items, "Missing", labeller="x", rubric=rubric)
+
+
 def test_a_score_only_goes_with_status_ok(tmp_path, rubric) -> None:
     with pytest.raises(ValueError, match="score goes with status ok"):
         record_label(
@@ -151,6 +164,8 @@ def test_widget_is_blind_records_at_once_and_resumes(tmp_path, rubric) -> None:
     assert other.position == 0 and other.labelled == {}
     with pytest.raises(UsageError, match="labeller"):
         LabelWidget(_items(5), rubric, path, labeller=" ")
+    ten = LabelWidget(_items(5), load_rubric("extent_rating"), tmp_path / "x.csv", labeller="a")
+    assert [a["score"] for a in ten.scale][:2] == [10, 9]
 
 
 def _judgments(riddles: pd.DataFrame, judge: str) -> pd.DataFrame:

@@ -28,10 +28,12 @@ function render({ model, el }) {
   const help = element(
     "div",
     "jk-help",
-    "Keys: a digit scores · s skip · a abstain · ← → (or p n) move · click the box to focus",
+    "Keys: a digit scores (past 9: digits, then Enter) · s skip · a abstain · ← → (or p n) move",
   );
   const error = element("div", "jk-error");
   root.append(header, scale, body, current, note, help, error);
+
+  let typed = ""; // digits typed so far on a scale that goes past 9
 
   function item() {
     return model.get("items")[model.get("position")];
@@ -88,7 +90,15 @@ function render({ model, el }) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const allowed = model.get("scale").map((a) => a.score);
     const key = event.key;
-    if (/^[0-9]$/.test(key) && allowed.includes(Number(key))) send("ok", Number(key));
+    if (/^[0-9]$/.test(key) && Math.max(...allowed) > 9) {
+      typed = (typed + key).slice(-2); // scales up to 10 and beyond: digits, then Enter
+      error.textContent = `typed ${typed}: Enter saves it`;
+    } else if (key === "Enter" && typed !== "") {
+      const score = Number(typed);
+      typed = "";
+      if (allowed.includes(score)) send("ok", score);
+      else error.textContent = `${score} is not on the scale`;
+    } else if (/^[0-9]$/.test(key) && allowed.includes(Number(key))) send("ok", Number(key));
     else if (key in ACTIONS) send(ACTIONS[key], null);
     else if (key === "ArrowRight" || key === "n") move(1);
     else if (key === "ArrowLeft" || key === "p") move(-1);

@@ -74,7 +74,8 @@ def read_labels_table(path: str | Path) -> pd.DataFrame:
     source = Path(path)
     if not source.exists():
         return empty_labels()
-    frame = pd.read_csv(source, dtype=str, keep_default_na=False, encoding="utf-8")
+    # utf-8-sig: a file saved again by a spreadsheet may have gained a BOM; it is not data.
+    frame = pd.read_csv(source, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     missing = [c for c in LABEL_TABLE_COLUMNS if c not in frame.columns]
     if missing:
         raise UsageError(f"{source}: labels table lacks column(s) {missing}")

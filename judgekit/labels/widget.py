@@ -2,15 +2,16 @@
 
 One item at a time: the rubric's scale and anchors, then the item's rubric-facing text
 (question, answer, reference); the judge's score is never sent to the page. Keys: a digit
-scores, ``s`` skips, ``a`` abstains, ``←``/``→`` (or ``p``/``n``) move, ``Esc`` leaves the note
-field. Every label is written to ``labels.csv`` at once
-(:func:`~judgekit.labels.table.record_label`), and a new widget for the same labeller starts at
-the first item that labeller has not labelled.
+scores (on a scale past 9: digits, then Enter), ``s`` skips, ``a`` abstains, ``←``/``→`` (or
+``p``/``n``) move, ``Esc`` leaves the note field. Every label is written to ``labels.csv`` at
+once (:func:`~judgekit.labels.table.record_label`), and a new widget for the same labeller
+starts at the first item that labeller has not labelled.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,12 @@ COLUMN_TITLES: dict[str, str] = {
 
 def scale_anchors(rubric: JinjaRubric) -> list[dict[str, Any]]:
     """The rubric's scale as ``{score, label, points}`` rows, best score first."""
-    anchors = {int(a["score"]): a for a in rubric.template_data.get("anchors", [])}
+    # An anchor's score may be written "7" or "7/10": the leading whole number names it.
+    anchors = {
+        int(match[0]): anchor
+        for anchor in rubric.template_data.get("anchors", [])
+        if (match := re.match(r"\d+", str(anchor.get("score", ""))))
+    }
     return [
         {
             "score": int(score),
@@ -71,6 +77,11 @@ class LabelWidget(anywidget.AnyWidget):
     ) -> None:
         if not labeller.strip():
             raise UsageError("labeller: give your name so your labels stay apart from others'")
+        if not all(0 <= score <= 99 for score in rubric.scale.allowed):
+            raise UsageError(
+                f"rubric {rubric.name}: the widget types scores as digits, so they must be "
+                f"0-99, not {rubric.scale.allowed}"
+            )
         columns = [c for c in rubric.columns_for(items.columns) if c in items.columns]
         if "ID" not in items.columns or not columns:
             raise UsageError(f"items need an ID column and some of {rubric.input_columns}")
