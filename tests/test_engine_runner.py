@@ -18,7 +18,7 @@ from judgekit.engine import (
     ajudge,
     judge,
 )
-from judgekit.parsing import expected_score
+from judgekit.formats import expected_score
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import JUDGMENT_COLUMNS, Item, Status
@@ -342,7 +342,7 @@ def test_logprob_expected_score_is_recorded_next_to_the_score(tmp_path) -> None:
             reply = store.lookup(row["request_hash"]).reply
             assert reply.top_logprobs is not None
             recomputed = expected_score(
-                reply.top_logprobs, EXTENT.scale, output_format="rating_json"
+                reply.top_logprobs, EXTENT.scale, anchor="rating"
             )
             if recomputed is None:
                 assert math.isnan(row["expected_score"])

@@ -13,7 +13,7 @@ from typing import Any
 import openai
 import pytest
 
-from judgekit.parsing import expected_score, expected_scores_by_id, parse_reply
+from judgekit.formats import expected_score, expected_scores_by_id, parse_reply
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import Item, ParsedReply, Status, TopLogprobs
@@ -130,7 +130,7 @@ def test_score_line_expected_score_from_the_simulator() -> None:
     scale = load_rubric("factual_accuracy").scale
     text = choice.message.content
     assert expected_score(
-        logprobs_of(choice), scale, output_format="score_line", reply_text=text
+        logprobs_of(choice), scale, anchor="score", reply_text=text
     ) == pytest.approx(hand)
 
 

@@ -28,13 +28,18 @@ APPLICABLE_FORMATS = {
 }
 
 
+REFUSAL = "I'm sorry, but I can't help with evaluating this content."
+
+
 @dataclass(frozen=True)
 class ComposedReply:
-    """The reply text, the malformations applied to it, and the finish reason."""
+    """The reply text, the malformations applied to it, the finish reason and side fields."""
 
     text: str
     malformations: tuple[str, ...]
     finish_reason: str
+    reasoning: str | None = None  # sent as the message's reasoning_content
+    refusal: str | None = None  # sent as the message's refusal (content is then null)
 
 
 @dataclass(frozen=True)
@@ -63,11 +68,16 @@ def compose_reply(
         if draw.chance(f"malformed:{kind}", config.malformed.get(kind, 0.0))
         and task.output_format in APPLICABLE_FORMATS.get(kind, (task.output_format,))
     ]
+    if "refusal" in applied:
+        return ComposedReply("", ("refusal",), "stop", refusal=REFUSAL)
+    draft = _render(task, [_contrary(row, task) for row in rows])  # what reasoning drafts
     for kind in CONTENT_KINDS:
         if kind in applied:
             rows = _content_fault(kind, rows, task, draw)
     text = _render(task, rows)
     finish_reason = "stop"
+    if "reasoning_block" in applied:
+        text = f"<think>\nA first draft, to be checked:\n{draft}\n</think>\n\n{text}"
     if "header" in applied:
         plain_lines = task.output_format == "id_score_lines" and not task.json_reply
         text = ("ID,Score\n" if plain_lines else "Evaluation:\n") + text
@@ -80,7 +90,14 @@ def compose_reply(
     if "truncated" in applied:
         text = text[: max(1, int(len(text) * (0.4 + 0.3 * draw.fraction("truncate_at"))))]
         finish_reason = "length"
-    return ComposedReply(text, tuple(applied), finish_reason)
+    reasoning = f"Draft before checking:\n{draft}" if "reasoning_field" in applied else None
+    return ComposedReply(text, tuple(applied), finish_reason, reasoning=reasoning)
+
+
+def _contrary(row: Row, task: JudgeTask) -> Row:
+    """The row with another score (a draft the final answer contradicts)."""
+    low, high = task.allowed[0], task.allowed[-1]
+    return replace(row, value=float(high if row.value == low else low))
 
 
 def _pick(rows: list[Row], draw: Draw, kind: str) -> int:
