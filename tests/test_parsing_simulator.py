@@ -60,7 +60,7 @@ SINGLE_ITEM_EXPECTATIONS = {
         "prose": (Status.OK, "text_after_score"),
         "crlf": (Status.OK, "crlf"),
         "missing_rows": (Status.UNPARSEABLE, None),
-        "duplicate_id": (Status.OK, "multiple_score_lines"),  # the last SCORE line wins
+        "duplicate_id": (Status.INCONSISTENT, None),  # two SCORE lines disagree: none wins
         "out_of_range": (Status.OUT_OF_RANGE, None),
     },
     "direct_scoring": {

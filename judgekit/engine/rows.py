@@ -102,7 +102,7 @@ def verdict_row(
         "completion_tokens": reply.usage.completion_tokens,
         "latency_s": reply.latency_s,
         "tolerances": ";".join(tolerances),
-        "raw_reply": reply.text,
+        "raw_reply": reply.text or reply.refusal or "",  # a refusal is the whole reply
         "structured": session.settings.structured,
         "cached_tokens": reply.usage.cached_tokens,
         "finish_reason": reply.finish_reason or "",

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from judgekit.formats import get_format
 from judgekit.simulator.config import MALFORMATION_KINDS, SimulatorConfig
 from judgekit.simulator.faults import Draw
 from judgekit.simulator.reading import JudgeTask
@@ -141,10 +142,11 @@ def _content_fault(kind: str, rows: list[Row], task: JudgeTask, draw: Draw) -> l
             rows[index] = replace(row, value=float(top + 1))
         return rows
     # echo_injection: a fooled judge repeats score-looking lines that sit inside the items.
-    pattern = ECHO_SCORE_LINE if task.output_format == "score_line" else ECHO_LINE
+    single = not get_format(task.output_format).batched
+    pattern = ECHO_SCORE_LINE if single else ECHO_LINE
     for item in task.items:
         for found in pattern.finditer(html.unescape(FIELD_TAG.sub("\n", item.text))):
-            if task.output_format == "score_line":
+            if single:
                 rows.append(Row(item.id, float(found.group(1)), role="echo"))
             else:
                 rows.append(Row(found.group(1), float(found.group(2)), role="echo"))
