@@ -346,9 +346,7 @@ def test_logprob_expected_score_is_recorded_next_to_the_score(tmp_path) -> None:
         for _, row in table.iterrows():
             reply = store.lookup(row["request_hash"]).reply
             assert reply.top_logprobs is not None
-            recomputed = expected_score(
-                reply.top_logprobs, EXTENT.scale, anchor="rating"
-            )
+            recomputed = expected_score(reply.top_logprobs, EXTENT.scale, anchor="rating")
             if recomputed is None:
                 assert math.isnan(row["expected_score"])
                 continue

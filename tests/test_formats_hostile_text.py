@@ -14,7 +14,6 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgekit.formats import parse_reply
 from judgekit.rubrics import load_rubric
 from judgekit.types import ChatRequest, Item, Status
 
@@ -37,11 +36,16 @@ def hostile_lines(draw: st.DrawFn) -> str:
         st.builds(lambda v: json.dumps({"rating": v, "reason": "x"}), number),
         st.builds(lambda v: json.dumps({"explanation": "x", "score": v}), number),
         st.builds(
-            lambda i, v: json.dumps({"scores": [{"id": i, "score": v}]}), st.sampled_from(IDS), number
+            lambda i, v: json.dumps({"scores": [{"id": i, "score": v}]}),
+            st.sampled_from(IDS),
+            number,
         ),
         st.just("Score,ID"),
         st.just("| ID | Score |"),
-        st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="<>&"), max_size=20),
+        st.text(
+            alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="<>&"),
+            max_size=20,
+        ),
     )
     return "\n".join(draw(st.lists(pieces, min_size=1, max_size=6)))
 
@@ -65,7 +69,9 @@ def read(rubric_name: str, text: str, item_text: str) -> dict[str, tuple[Status,
     return {v.item_id: (v.status, v.score) for v in parsed.verdicts}
 
 
-def assert_only_genuine(found: dict[str, tuple[Status, float | None]], scores: dict[str, int]) -> None:
+def assert_only_genuine(
+    found: dict[str, tuple[Status, float | None]], scores: dict[str, int]
+) -> None:
     for item_id, (status, score) in found.items():
         if status is Status.OK:
             assert score == scores[item_id], (item_id, score, scores)

@@ -1,10 +1,10 @@
-"""The format registry: packaged formats, a toy format added from outside, IDs as users write them."""
+"""The format registry: packaged formats, a toy format added from outside, IDs as users write."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest

@@ -43,9 +43,7 @@ def _request(case: dict[str, Any], ids: list[str]) -> ChatRequest:
     """The request the judge saw: the rubric's rendering of the case's items."""
     rubric = load_rubric(RUBRIC_FOR_FORMAT[case["format"]])
     texts = case.get("items", {})
-    items = [
-        Item(i, {c: texts.get(i, f"text of {i}") for c in rubric.input_columns}) for i in ids
-    ]
+    items = [Item(i, {c: texts.get(i, f"text of {i}") for c in rubric.input_columns}) for i in ids]
     messages = rubric.render(items) if rubric.batched else rubric.render(items[:1])
     if not rubric.batched and len(items) > 1:
         raise AssertionError("single-item cases have one ID")

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from judgekit.formats import get_format
 from judgekit.engine.rows import (
     REASK_STATUSES,
     RowContext,
@@ -31,6 +30,7 @@ from judgekit.engine.rows import (
 )
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.tokens import estimate_message_tokens
+from judgekit.formats import get_format
 from judgekit.types import ChatRequest, Item, Status
 
 if TYPE_CHECKING:

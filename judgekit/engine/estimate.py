@@ -10,7 +10,6 @@ from judgekit.formats import get_format
 from judgekit.types import ChatRequest, OutputFormat
 
 
-
 @dataclass(frozen=True)
 class CostEstimate:
     """Estimated size of a run's first asks (re-asks and retries come on top).

@@ -28,10 +28,23 @@ from judgekit.formats.reply import (
 )
 from judgekit.formats.spec import FormatSpec, format_names, get_format, register
 from judgekit.formats.tolerances import TOLERANCE_DESCRIPTIONS, ToleranceLog
-from judgekit.types import ChatReply, ChatRequest, Criterion, ItemVerdict, ParsedReply, Scale, Status
+from judgekit.types import (
+    ChatReply,
+    ChatRequest,
+    Criterion,
+    ItemVerdict,
+    ParsedReply,
+    Scale,
+    Status,
+)
 
 #: The packaged formats (importing their modules registered them).
-PACKAGED_FORMATS = (id_score_lines.SPEC, rating_json.SPEC, direct_scoring_json.SPEC, score_line.SPEC)
+PACKAGED_FORMATS = (
+    id_score_lines.SPEC,
+    rating_json.SPEC,
+    direct_scoring_json.SPEC,
+    score_line.SPEC,
+)
 
 
 def parse_reply(
@@ -77,7 +90,9 @@ def parse_reply(
     answer, left_open = strip_reasoning(unify_fullwidth(clean_text(text, log), log), log)
     truncated = reply is not None and reply.finish_reason == "length"
     if left_open and not answer.strip():
-        verdicts = [ItemVerdict.unscored(i, Status.UNPARSEABLE, UNCLOSED_REASONING, text) for i in item_ids]
+        verdicts = [
+            ItemVerdict.unscored(i, Status.UNPARSEABLE, UNCLOSED_REASONING, text) for i in item_ids
+        ]
     else:
         prepared = ReplyInput(
             answer, scale, tuple(item_ids), tuple(criteria), Echoes.from_request(request),

@@ -208,7 +208,7 @@ def unwrap(value: Any, keys: tuple[str, ...], log: ToleranceLog) -> Any:
         log.add("json_in_list")
         return value[0]
     if isinstance(value, dict) and len(value) == 1:
-        (key, inner), = value.items()
+        ((key, inner),) = value.items()
         if isinstance(inner, dict) and str(key).casefold() not in keys:
             log.add("json_wrapped")
             return inner

@@ -101,16 +101,14 @@ def _json_entries(value: Any, matcher: IdMatcher, log: ToleranceLog) -> list[Any
         value = value[key]
         if isinstance(value, list):
             return [e for e in value if isinstance(e, dict)]
-    if isinstance(value, dict) and value:
-        if all(matcher.match(str(k))[0] or matcher.shaped(str(k)) for k in value):
-            log.add("json_id_map")
-            return [{"id": k, "score": v} for k, v in value.items()]
+    keyed_by_id = all(matcher.match(str(k))[0] or matcher.shaped(str(k)) for k in value)
+    if isinstance(value, dict) and value and keyed_by_id:
+        log.add("json_id_map")
+        return [{"id": k, "score": v} for k, v in value.items()]
     return None
 
 
-def _json_records(
-    reply: ReplyInput, matcher: IdMatcher
-) -> tuple[list[JsonValue], list[_Record]]:
+def _json_records(reply: ReplyInput, matcher: IdMatcher) -> tuple[list[JsonValue], list[_Record]]:
     """The JSON containers of the reply and the records they hold."""
     log = reply.log
     containers: list[JsonValue] = []
@@ -194,7 +192,9 @@ def _line_records(reply: ReplyInput, matcher: IdMatcher, *, note_prose: bool) ->
                 scratch.add("prose")
             for score in found:
                 records.append(
-                    _Record(score.written_id, score.item_id, score.value, line, score.out_of, echoed)
+                    _Record(
+                        score.written_id, score.item_id, score.value, line, score.out_of, echoed
+                    )
                 )
                 record_lines.append(number)
         if not echoed:

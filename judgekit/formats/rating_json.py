@@ -35,7 +35,9 @@ from judgekit.formats.tolerances import ToleranceLog
 from judgekit.types import Criterion, ItemVerdict, Scale, Status
 
 _FRACTION = re.compile(rf"\s*(?P<number>{NUMBER_PATTERN})\s*/\s*(?P<den>\d+)\s*")
-_RATING_LINE = re.compile(rf"[\s*_#>]*rating[\s*_]*:[\s*_]*(?P<number>{NUMBER_PATTERN})[\s*_.]*", re.I)
+_RATING_LINE = re.compile(
+    rf"[\s*_#>]*rating[\s*_]*:[\s*_]*(?P<number>{NUMBER_PATTERN})[\s*_.]*", re.I
+)
 
 
 def _answers(reply: ReplyInput) -> list[tuple[JsonValue, dict[str, Any], str]]:
@@ -81,8 +83,8 @@ def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:
     if rating is None:
         reason = f"the rating {answer[key]!r} is not a number"
         return (ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, raw),)
-    reason_key = lookup_key(answer, "reason", log)
-    judge_reason = answer.get(reason_key) if reason_key else None
+    reason_key = lookup_key(answer, "reason", log) or "reason"
+    judge_reason = answer.get(reason_key)
     if not isinstance(judge_reason, str) or not judge_reason.strip():
         log.add("missing_reason")
         judge_reason = ""

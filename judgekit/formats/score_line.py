@@ -154,9 +154,9 @@ def _line_readings(reply: ReplyInput) -> list[_Reading]:
             first = number
         readings.append(_Reading(value, match.group(0).strip(), out_of, "", echoed))
     own_lines = [n for n, line in enumerate(lines) if _is_own_score(line, reply)]
-    if own_lines and any(line.strip() for line in lines[own_lines[-1] + 1 :]):
-        if not any(r.echoed for r in readings):
-            reply.log.add("text_after_score")
+    trailing = own_lines and any(line.strip() for line in lines[own_lines[-1] + 1 :])
+    if trailing and not any(r.echoed for r in readings):
+        reply.log.add("text_after_score")
     if first is not None and readings:
         prose = "\n".join(line for line in lines[:first] if not _SCORE_LINE.fullmatch(line))
         explanation = _EXPLANATION_LABEL.sub("", prose.strip())

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgekit.rubrics.environment import environment, tidy
 from judgekit.formats import get_format, parse_reply
+from judgekit.rubrics.environment import environment, tidy
 from judgekit.types import (
     ChatReply,
     ChatRequest,
