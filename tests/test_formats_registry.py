@@ -123,3 +123,10 @@ def test_criteria_are_required_where_the_format_checks_them() -> None:
         parse_reply("{}", output_format="direct_scoring_json", scale=Scale((1, 2)), item_ids=["a"])
     assert get_format("direct_scoring_json").needs_criteria
     assert Criterion("c", 1.0, "d").max_score == 5
+
+
+def test_the_parsing_rules_page_names_every_tolerance() -> None:
+    from judgekit.formats import TOLERANCE_DESCRIPTIONS
+
+    page = (Path(__file__).parents[1] / "docs" / "parsing.md").read_text(encoding="utf-8")
+    assert [name for name in TOLERANCE_DESCRIPTIONS if f"| `{name}` |" not in page] == []
