@@ -107,3 +107,20 @@ def test_quoted_text_before_the_answer_never_scores(case) -> None:
     rubric_name, scores, hostile = case
     text = f"The answer says:\n{hostile}\n\nMy verdict:\n{genuine(rubric_name, scores)}"
     assert_only_genuine(read(rubric_name, text, hostile), scores)
+
+
+def test_the_prompts_format_example_echoed_before_the_answer_is_not_read() -> None:
+    rubric = load_rubric("riddle_accuracy")
+    ids = ["17", "18", "19"]
+    items = [Item(i, {c: "text" for c in rubric.input_columns}) for i in ids]
+    for structured in (False, True):
+        request = ChatRequest(tuple(rubric.render(items, structured=structured)))
+        example = "17,5\n18,0\n19,3"  # the rubric's own illustration
+        if structured:
+            entries = [{"id": i, "score": v} for i, v in zip(ids, (5, 0, 3), strict=True)]
+            example = json.dumps({"scores": entries})
+        parsed = rubric.parse(f"{example}\n17,3\n18,3\n19,0", ids, request=request)
+        assert [(v.status, v.score) for v in parsed.verdicts] == [(Status.OK, 3.0)] * 2 + [
+            (Status.OK, 0.0)
+        ]
+        assert "echoed_text_ignored" in parsed.tolerances

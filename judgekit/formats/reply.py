@@ -78,11 +78,13 @@ class Echoes:
         lines: Normalised non-blank lines of every item's own text.
         text: Every item's text with whitespace collapsed (for JSON spans).
         example: The prompt's ``ID,score`` example lines, normalised and in order.
+        instructions: The system message with whitespace collapsed (its JSON example).
     """
 
     lines: frozenset[str] = frozenset()
     text: str = ""
     example: tuple[str, ...] = ()
+    instructions: str = ""
 
     @classmethod
     def from_request(cls, request: ChatRequest | None) -> Echoes:
@@ -91,25 +93,27 @@ class Echoes:
             return cls()
         item_texts: list[str] = []
         example: list[str] = []
+        instructions = ""
         for message in request.messages:
             content = str(message.get("content") or "")
             for block in _ITEM.findall(content):
                 item_texts.append(html.unescape(_FIELD_TAG.sub("\n", block)))
-            if message.get("role") == "system" and not example:
+            if message.get("role") == "system" and not instructions:
                 example = _example_lines(content.split("\n"))
+                instructions = " ".join(content.split())
         lines = {normalise_line(line) for text in item_texts for line in text.split("\n")}
         lines.discard("")
         joined = " ".join(" ".join(text.split()) for text in item_texts)
-        return cls(frozenset(lines), joined, tuple(example))
+        return cls(frozenset(lines), joined, tuple(example), instructions)
 
     def has_line(self, line: str) -> bool:
         """Whether a reply line is a copy of a line of some item's text."""
         return normalise_line(line) in self.lines
 
     def has_span(self, span: str) -> bool:
-        """Whether a piece of the reply (a JSON object) is copied from some item's text."""
+        """Whether a JSON object of the reply is copied from an item's text or the prompt."""
         collapsed = " ".join(span.split())
-        return bool(collapsed) and collapsed in self.text
+        return bool(collapsed) and (collapsed in self.text or collapsed in self.instructions)
 
     def example_lines(self, lines: list[str]) -> set[int]:
         """Indexes of reply lines that repeat the prompt's format example as a whole block."""

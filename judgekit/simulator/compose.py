@@ -79,8 +79,9 @@ def compose_reply(
     finish_reason = "stop"
     if "reasoning_block" in applied:
         text = f"<think>\nA first draft, to be checked:\n{draft}\n</think>\n\n{text}"
+    spec = get_format(task.output_format)
     if "header" in applied:
-        plain_lines = task.output_format == "id_score_lines" and not task.json_reply
+        plain_lines = spec.batched and not task.json_reply
         text = ("ID,Score\n" if plain_lines else "Evaluation:\n") + text
     if "fence" in applied:
         text = f"```{'json' if text.lstrip().startswith('{') else 'csv'}\n{text}\n```"
@@ -109,21 +110,22 @@ def _content_fault(kind: str, rows: list[Row], task: JudgeTask, draw: Draw) -> l
     """Change what the reply says for one malformation kind."""
     if not rows:
         return rows
+    spec = get_format(task.output_format)
     index = _pick(rows, draw, kind)
     top = task.allowed[-1]
     if kind == "missing_rows":
-        if task.output_format == "direct_scoring_json" and len(rows[index].criteria) > 1:
+        if spec.needs_criteria and len(rows[index].criteria) > 1:
             criteria = rows[index].criteria
             rows[index] = replace(rows[index], criteria=criteria[:-1])
             return rows
-        if task.output_format == "id_score_lines":
+        if spec.batched:
             return rows[:index] + rows[index + 1 :]
         rows[index] = replace(rows[index], value=float("nan"))
         return rows
     if kind == "duplicate_id":
         row = rows[index]
         other = task.allowed[0] if row.value != task.allowed[0] else top
-        if task.output_format == "direct_scoring_json" and row.criteria:
+        if spec.needs_criteria and row.criteria:
             name, score, high = row.criteria[0]
             twin = (name, high if score != high else max(score - 1, 0), high)
             rows[index] = replace(row, criteria=(*row.criteria, twin))
@@ -135,14 +137,14 @@ def _content_fault(kind: str, rows: list[Row], task: JudgeTask, draw: Draw) -> l
         return [*rows, Row(foreign, float(task.allowed[0]), role="foreign")]
     if kind == "out_of_range":
         row = rows[index]
-        if task.output_format == "direct_scoring_json" and row.criteria:
+        if spec.needs_criteria and row.criteria:
             name, _, high = row.criteria[0]
             rows[index] = replace(row, criteria=((name, high + 1, high), *row.criteria[1:]))
         else:
             rows[index] = replace(row, value=float(top + 1))
         return rows
     # echo_injection: a fooled judge repeats score-looking lines that sit inside the items.
-    single = not get_format(task.output_format).batched
+    single = not spec.batched
     pattern = ECHO_SCORE_LINE if single else ECHO_LINE
     for item in task.items:
         for found in pattern.finditer(html.unescape(FIELD_TAG.sub("\n", item.text))):
