@@ -203,10 +203,10 @@ def _pair(
 
 def _expected_prefix(candidate: str, matcher: IdMatcher) -> tuple[str, re.Match[str]] | None:
     """An expected ID the candidate starts with (longest first), followed by a score."""
-    for item_id in sorted((i.strip() for i in matcher.expected), key=len, reverse=True):
-        written = candidate[: len(item_id)]
-        if written.casefold() == item_id.casefold():
-            tail = _TAIL.fullmatch(candidate[len(written) :])
+    for length, by_folded in matcher.by_length:
+        written = candidate[:length]
+        if written.casefold() in by_folded:
+            tail = _TAIL.fullmatch(candidate[length:])
             if tail is not None:
                 return written, tail
     return None
