@@ -39,31 +39,43 @@ def has_unclosed_fence(text: str) -> bool:
     return text.count(_FENCE) % 2 == 1
 
 
+def _string_state(text: str) -> tuple[list[bool], bool]:
+    """Per character, whether it lies outside JSON strings; and whether the text ends in one.
+
+    JSON strings hold no raw newline, so a newline ends a string opened in prose.
+    """
+    outside: list[bool] = []
+    in_string = escaped = False
+    for char in text:
+        if not in_string:
+            outside.append(char != '"')
+            in_string = char == '"'
+            continue
+        outside.append(False)
+        if char == "\n":
+            in_string = escaped = False
+        elif escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            in_string = False
+    return outside, in_string
+
+
 def has_unclosed_json(text: str) -> bool:
     """Whether the text opens a JSON object or string that it never closes."""
     start = text.find("{")
     if start < 0:
         return False
+    outside, open_string = _string_state(text[start:])
     depth = 0
-    in_string = False
-    escaped = False
-    for char in text[start:]:
-        if in_string:
-            if char == "\n":  # JSON strings hold no raw newline: this was prose
-                in_string = escaped = False
-            elif escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
+    for char, counts in zip(text[start:], outside, strict=True):
+        if counts and char in "{[":
             depth += 1
-        elif char in "}]":
+        elif counts and char in "}]":
             depth = max(0, depth - 1)
-    return in_string or depth > 0
+    return open_string or depth > 0
 
 
 def looks_truncated(text: str) -> bool:
@@ -161,24 +173,12 @@ def _blank_comments(text: str) -> tuple[str, list[int]]:
     """``text`` with ``//`` comments outside JSON strings replaced by spaces, and their starts."""
     if "//" not in text:
         return text, []
+    outside, _ = _string_state(text)
     chars = list(text)
     starts: list[int] = []
-    in_string = escaped = False
     index = 0
     while index < len(chars):
-        char = chars[index]
-        if in_string:
-            if char == "\n":  # JSON strings hold no raw newline: this was prose
-                in_string = escaped = False
-            elif escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif text.startswith("//", index):
+        if outside[index] and text.startswith("//", index):
             starts.append(index)
             while index < len(chars) and chars[index] != "\n":
                 chars[index] = " "
