@@ -16,7 +16,7 @@ from typing import Any
 
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.formats import expected_score, expected_scores_by_id, get_format
-from judgekit.types import JUDGMENT_COLUMNS, ChatReply, Item, ItemVerdict, Status
+from judgekit.types import JUDGMENT_COLUMNS, ChatReply, ChatRequest, Item, ItemVerdict, Status
 
 #: Statuses that trigger a re-ask of the row.
 REASK_STATUSES: frozenset[Status] = frozenset(
@@ -185,8 +185,11 @@ def rows_from_reply(
     reply = outcome.reply
     assert reply is not None, "rows_from_reply needs a reply"
     ids = [item.id for item in items]
-    sent = session.build_request(items, variant=context.variant, run=context.run, batch_label="")
-    parsed = session.rubric.parse(reply.text, ids, request=sent, reply=reply)
+    # what the judge was shown (items and format example): lines copied from it cannot score
+    shown = session.rubric.render(
+        items, variant=context.variant, structured=session.settings.structured
+    )
+    parsed = session.rubric.parse(reply.text, ids, request=ChatRequest(tuple(shown)), reply=reply)
     expected = expected_by_id(session, reply, ids)
     by_id: dict[str, dict[str, Any]] = {}
     foreign: list[dict[str, Any]] = []
