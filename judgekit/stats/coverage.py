@@ -10,8 +10,9 @@ import pandas as pd
 from scipy import stats
 
 from judgekit.stats._prep import (
+    DEFAULT_COLUMNS,
+    Columns,
     ScaleLike,
-    abstain_values,
     check_on_scale,
     describe_drops,
     scale_values,
@@ -106,11 +107,7 @@ def score_coverage(
     human: object | None = None,
     test: DistributionTest = "chi2",
     min_share_used: float = 1.0,
-    rater_col: str = "rater",
-    score_col: str = "score",
-    item_col: str = "item",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> Coverage:
     """Counts per scale level per rater, share of the scale used, entropy, human comparison.
 
@@ -126,16 +123,9 @@ def score_coverage(
         A :class:`Coverage` with tidy ``counts`` and per-rater ``summary``.
     """
     levels = scale_values(scale, [])
-    usable = usable_scores(
-        df,
-        item_col=item_col,
-        rater_col=rater_col,
-        score_col=score_col,
-        status_col=status_col,
-        abstain=abstain_values(scale, abstain),
-    )
-    check_on_scale(usable.scores["score"], levels, score_col)
-    raters = list(pd.unique(df[rater_col]))
+    usable = usable_scores(df, columns, scale)
+    check_on_scale(usable.scores["score"], levels, columns.score)
+    raters = list(pd.unique(df[columns.rater]))
     table = (
         pd.crosstab(usable.scores["rater"], usable.scores["score"])
         .reindex(index=raters, columns=list(levels), fill_value=0)
@@ -152,7 +142,7 @@ def score_coverage(
     )
     counts["share"] = counts["count"] / counts.groupby("rater")["count"].transform("sum")
     if human is not None and human not in raters:
-        raise ValueError(f"human rater {human!r} not found in column {rater_col!r}")
+        raise ValueError(f"human rater {human!r} not found in column {columns.rater!r}")
     rows = []
     for rater, values in zip(raters, matrix, strict=True):
         used = int((values > 0).sum())

@@ -35,7 +35,7 @@ from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
 from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
-from judgekit.stats.seed004 import seed004_report
+from judgekit.stats.protocol import seed004_report
 from judgekit.tidy import (
     HUMAN,
     final_verdicts,

@@ -31,7 +31,7 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
-from judgekit.stats.reliability import run_consistency
+from judgekit.stats.consistency import run_consistency
 from judgekit.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
 
 plots.apply_style()

@@ -30,7 +30,7 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
-from judgekit.stats.reliability import paraphrase_sensitivity
+from judgekit.stats.consistency import paraphrase_sensitivity
 from judgekit.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
 
 plots.apply_style()

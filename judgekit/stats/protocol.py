@@ -1,19 +1,83 @@
-"""One pass/fail table for seed 004's four checks on a judge prompt."""
+"""Seed 004's validation protocol for a judge prompt: four checks, each pass/fail.
+
+The protocol (seed 004, "Worked Example: Designing a Factual Accuracy Evaluator", step 4):
+agreement with humans on 20-30 labelled examples; three paraphrases of the prompt agreeing with
+each other at kappa > 0.8; three runs at temperature 0 agreeing 100 %; scores covering the whole
+scale. The estimators live with their kind (:mod:`~judgekit.stats.agreement`,
+:mod:`~judgekit.stats.consistency`, :mod:`~judgekit.stats.coverage`); this module applies the
+thresholds and joins the four checks in :func:`seed004_report`.
+"""
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import replace
+from typing import Literal
+
 import pandas as pd
 
-from judgekit.stats._bootstrap import SeedLike, as_generator
-from judgekit.stats._prep import ScaleLike, require_columns
-from judgekit.stats.agreement import WeightBasis, Weights
+from judgekit.stats._bootstrap import CIMethod, SeedLike, as_generator
+from judgekit.stats._prep import DEFAULT_COLUMNS, Columns, ScaleLike, order_columns, require_columns
+from judgekit.stats.agreement import WeightBasis, Weights, cohen_kappa
+from judgekit.stats.consistency import paraphrase_sensitivity, passes, run_consistency
 from judgekit.stats.coverage import score_coverage
-from judgekit.stats.reliability import (
-    PassRule,
-    human_agreement,
-    paraphrase_sensitivity,
-    run_consistency,
-)
+
+PassRule = Literal["estimate", "ci_low"]
+#: Seed 004 asks for 20-30 labelled examples.
+MIN_LABELLED = 20
+
+def human_agreement(
+    df: pd.DataFrame,
+    judge: object,
+    human: object,
+    *,
+    scale: ScaleLike = None,
+    threshold: float = 0.8,
+    pass_rule: PassRule = "estimate",
+    weights: Weights = "quadratic",
+    weight_basis: WeightBasis = "rank",
+    ci: CIMethod = "bca",
+    n_boot: int = 2000,
+    seed: SeedLike | None = 0,
+    level: float = 0.95,
+    min_n: int = MIN_LABELLED,
+    columns: Columns = DEFAULT_COLUMNS,
+) -> pd.DataFrame:
+    """Judge-vs-human weighted kappa with a pass/fail against ``threshold``.
+
+    Passes when the estimate (``pass_rule="estimate"``) or, stricter, the lower confidence
+    bound (``"ci_low"``) reaches ``threshold``. Fewer than ``min_n`` usable pairs (seed 004 asks
+    for 20-30) raises a ``UserWarning`` and a note: with so few items the interval is wide.
+
+    Returns:
+        One row: check, rater_a (judge), rater_b (human), estimate, se, ci_low, ci_high, n,
+        method, ci_method, n_dropped, dropped_reason, threshold, passed, note.
+    """
+    row = cohen_kappa(
+        df,
+        judge,
+        human,
+        scale=scale,
+        weights=weights,
+        weight_basis=weight_basis,
+        ci=ci,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        columns=columns,
+    )
+    n = int(row["n"].iloc[0])
+    note = ""
+    if n < min_n:
+        note = f"only {n} labelled pairs (< {min_n}): too few to trust the interval"
+        warnings.warn(f"human agreement for {judge!r}: {note}", UserWarning, stacklevel=2)
+    row["check"] = "human_agreement"
+    row["threshold"] = threshold
+    decisive = "estimate" if pass_rule == "estimate" else "ci_low"
+    row["passed"] = pd.array([passes(float(row[decisive].iloc[0]), threshold)], dtype="boolean")
+    row["note"] = "; ".join(t for t in (note, str(row["note"].iloc[0])) if t)
+    return order_columns(row, ["check", "rater_a", "rater_b"])
+
 
 #: Columns of :func:`seed004_report`, in order.
 REPORT_COLUMNS: tuple[str, ...] = (
@@ -55,12 +119,9 @@ def seed004_report(
     n_boot: int = 2000,
     seed: SeedLike = 0,
     level: float = 0.95,
-    item_col: str = "item",
-    rater_col: str = "rater",
-    score_col: str = "score",
+    columns: Columns = DEFAULT_COLUMNS,
     run_col: str = "run",
     variant_col: str = "variant",
-    status_col: str | None = "status",
 ) -> pd.DataFrame:
     """Run seed 004's protocol on one judge and return one row per check.
 
@@ -70,10 +131,14 @@ def seed004_report(
     sensitivity uses the first run over all variants. A check without the data it needs (one
     run, one variant) is reported with ``passed`` empty and a note, never as a pass.
 
+    ``columns`` names the item, rater (judge / human), score, status and cluster columns;
+    ``run_col`` and ``variant_col`` name the judge's run and prompt-variant columns.
+
     Returns:
         Columns check, statistic, estimate, ci_low, ci_high, n, threshold, passed, method, note.
     """
-    require_columns(df, [item_col, rater_col, score_col])
+    rater_col = columns.rater
+    require_columns(df, [columns.item, rater_col, columns.score])
     rng = as_generator(seed)
     judged = df[df[rater_col] == judge]
     humans = df[df[rater_col] == human]
@@ -102,10 +167,7 @@ def seed004_report(
         n_boot=n_boot,
         seed=rng,
         level=level,
-        rater_col=rater_col,
-        item_col=item_col,
-        score_col=score_col,
-        status_col=status_col,
+        columns=columns,
     ).iloc[0]
     rows.append({**_record(agreement), "statistic": "kappa_vs_human"})
 
@@ -117,10 +179,7 @@ def seed004_report(
             n_boot=n_boot,
             seed=rng,
             level=level,
-            run_col=run_col,
-            item_col=item_col,
-            score_col=score_col,
-            status_col=status_col,
+            columns=replace(columns, rater=run_col),
         ).summary
         rows.append({"check": "run_consistency", **_record(runs.iloc[0])})
     else:
@@ -137,10 +196,7 @@ def seed004_report(
             n_boot=n_boot,
             seed=rng,
             level=level,
-            variant_col=variant_col,
-            item_col=item_col,
-            score_col=score_col,
-            status_col=status_col,
+            columns=replace(columns, rater=variant_col),
         ).summary
         rows.append({"check": "paraphrase_sensitivity", **_record(para.iloc[0])})
     else:
@@ -151,10 +207,7 @@ def seed004_report(
         scale=scale,
         human=human,
         min_share_used=min_share_used,
-        rater_col=rater_col,
-        item_col=item_col,
-        score_col=score_col,
-        status_col=status_col,
+        columns=columns,
     ).summary
     cov = coverage[coverage["rater"] == judge].iloc[0]
     rows.append(
