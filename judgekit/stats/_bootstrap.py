@@ -97,11 +97,15 @@ class ClusterTable:
         return int(self.of_cluster.size)
 
 
-def cluster_table(pattern_of_unit: IntArray, cluster_of_unit: IntArray, n_patterns: int) -> ClusterTable:
+def cluster_table(
+    pattern_of_unit: IntArray, cluster_of_unit: IntArray, n_patterns: int
+) -> ClusterTable:
     """Aggregate units (items) into per-cluster pattern counts."""
     n_clusters = int(cluster_of_unit.max()) + 1 if cluster_of_unit.size else 0
     flat = cluster_of_unit * n_patterns + pattern_of_unit
-    per_cluster = np.bincount(flat, minlength=n_clusters * n_patterns).reshape(n_clusters, n_patterns)
+    per_cluster = np.bincount(flat, minlength=n_clusters * n_patterns).reshape(
+        n_clusters, n_patterns
+    )
     rows, _, of_cluster = unique_patterns(per_cluster)
     return ClusterTable(rows=rows.astype(float), of_cluster=of_cluster.astype(np.int64))
 

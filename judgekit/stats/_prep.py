@@ -243,7 +243,7 @@ def item_clusters(df: pd.DataFrame, columns: Columns) -> pd.Series | None:
     return pairs.drop_duplicates(columns.item).set_index(columns.item)[columns.cluster]
 
 
-def cluster_codes(items: Sequence[object], clusters: pd.Series | None) -> IntArray | None:
+def cluster_codes(items: Iterable[object], clusters: pd.Series | None) -> IntArray | None:
     """0-based cluster index of each item, clusters numbered in sorted label order."""
     if clusters is None:
         return None
@@ -279,11 +279,11 @@ def result_row(**values: object) -> dict[str, object]:
     row["dropped_reason"] = ""
     row["note"] = ""
     row.update(values)
-    units = row.get("n_clusters", row["n"])
+    units = float(row.get("n_clusters", row["n"]))  # type: ignore[arg-type]
     low, high = float(row["ci_low"]), float(row["ci_high"])  # type: ignore[arg-type]
     what = "clusters" if "n_clusters" in row else "n"
     small_ok = str(row["ci_method"]) == "wilson"
-    count = int(units) if np.isfinite(units) else 0  # type: ignore[arg-type]
+    count = int(units) if np.isfinite(units) else 0
     degenerate = interval_note(low, high, count, what, small_ok)
     if degenerate:
         row["ci_low"] = row["ci_high"] = np.nan

@@ -12,6 +12,13 @@ score measures quality with error, and a noisy covariate is under-adjusted (erro
 variables), so (b) and (c) keep part of a true quality gap; (a) has no such attenuation but
 assumes judge and human scores share one scale.
 
+Beside the Welch tests (which treat 0/3/5 scores as interval data and answers as independent)
+two tests that need neither: (d) OLS of ``judge - human`` on ``own`` with question-clustered
+SEs, and (e) a permutation test of the same difference shuffling own/other labels within each
+question (:func:`~judgekit.stats.significance.permutation_within_clusters`). Every row states
+its assumptions in ``assumption``; correct the p-values of a family with
+:func:`~judgekit.stats.significance.adjust_p`.
+
 Length bias: OLS ``score ~ log(length) + human`` per judge with the same clustered SEs
 (in the spirit of the length control of Dubois et al. 2024, "Length-Controlled AlpacaEval").
 """
@@ -25,7 +32,9 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from judgekit.stats._bootstrap import SeedLike, as_generator
 from judgekit.stats._prep import describe_drops, require_columns
+from judgekit.stats.significance import permutation_within_clusters
 
 #: Columns of the tables returned here, in order.
 BIAS_COLUMNS: tuple[str, ...] = (
@@ -42,7 +51,25 @@ BIAS_COLUMNS: tuple[str, ...] = (
     "n_dropped",
     "dropped_reason",
     "note",
+    "assumption",
 )
+
+#: What each self-preference method assumes, printed beside its figures.
+ASSUMPTIONS: dict[str, str] = {
+    "naive_welch": "scores as interval data; answers independent (clustering ignored); "
+    "includes true quality differences",
+    "judge_minus_human_welch": "scores as interval data on one scale for judge and human; "
+    "answers independent (clustering ignored)",
+    "judge_minus_human_ols_clustered": "judge - human compared as numbers; questions "
+    "independent, answers to one question may correlate (cluster-robust SE)",
+    "judge_minus_human_permutation": "no bias = own/other labels exchangeable within a "
+    "question; no normality or equal-spacing assumption for the test's validity",
+    "ols_human_clustered": "score linear in the human score; cluster-robust SE",
+    "ols_human_question_fe_clustered": "score linear in the human score, question fixed "
+    "effects; cluster-robust SE",
+    "ols_log_length_human_clustered": "score linear in log length and human score; "
+    "cluster-robust SE",
+}
 
 
 def _usable(
@@ -75,6 +102,24 @@ def _welch(own: np.ndarray, other: np.ndarray, level: float) -> dict[str, object
         "p_value": float(res.pvalue),
         "n": own.size + other.size,
         "n_clusters": np.nan,
+    }
+
+
+def _permutation(
+    data: pd.DataFrame, diff: pd.Series, n_perm: int, rng: np.random.Generator
+) -> dict[str, object]:
+    """Within-question permutation test of the own-minus-other gap in ``judge - human``."""
+    test = permutation_within_clusters(
+        diff.to_numpy(float), data["own"].to_numpy() == 1, data["cluster"].to_numpy(),
+        n_perm=n_perm, seed=rng,
+    )  # fmt: skip
+    return {
+        "estimate": test["estimate"],
+        "p_value": test["p_value"],
+        "n": len(data),
+        "n_clusters": int(data["cluster"].nunique()),
+        "note": f"{n_perm} permutations within {data['cluster'].nunique()} questions; "
+        "a test only, no interval",
     }
 
 
@@ -122,6 +167,8 @@ def self_preference(
     status_col: str | None = "status",
     abstain: tuple[float, ...] = (-1,),
     level: float = 0.95,
+    n_perm: int = 10_000,
+    seed: SeedLike | None = 0,
 ) -> pd.DataFrame:
     """Self-preference of each judge: naive and quality-controlled estimates side by side.
 
@@ -137,13 +184,17 @@ def self_preference(
         status_col: Status column (ignored when absent).
         abstain: Score values meaning "abstain".
         level: Confidence level.
+        n_perm: Permutations of the within-question permutation test.
+        seed: Seed of the permutation test.
 
     Returns:
-        Per judge, four rows (method = naive_welch, judge_minus_human_welch,
-        ols_human_clustered, ols_human_question_fe_clustered), columns as ``BIAS_COLUMNS``;
+        Per judge, six rows (method = naive_welch, judge_minus_human_welch,
+        judge_minus_human_ols_clustered, judge_minus_human_permutation, ols_human_clustered,
+        ols_human_question_fe_clustered), columns as ``BIAS_COLUMNS``;
         judges without own (or without other) answers get one row with a note.
     """
     require_columns(df, [judge_col, author_col, score_col, human_col, cluster_col])
+    rng = as_generator(seed)
     rows: list[dict[str, object]] = []
     for judge, group in df.groupby(judge_col, sort=False):
         kept, reasons = _usable(group, score_col, human_col, status_col, abstain)
@@ -170,13 +221,25 @@ def self_preference(
             "judge_minus_human_welch": _welch(
                 diff[is_own].to_numpy(), diff[~is_own].to_numpy(), level
             ),
+            "judge_minus_human_ols_clustered": _clustered_ols(
+                data.assign(score=diff), ["own"], "own", level
+            ),
+            "judge_minus_human_permutation": _permutation(data, diff, n_perm, rng),
             "ols_human_clustered": _clustered_ols(data, ["own", "human"], "own", level),
             "ols_human_question_fe_clustered": _clustered_ols(
                 data, ["own", "human"], "own", level, cluster_effects=True
             ),
         }
         for method, values in estimates.items():
-            rows.append({**base, "method": method, "term": "own", **values})
+            rows.append(
+                {
+                    **base,
+                    "method": method,
+                    "term": "own",
+                    "assumption": ASSUMPTIONS[method],
+                    **values,
+                }
+            )
     return pd.DataFrame(rows).reindex(columns=list(BIAS_COLUMNS))
 
 
@@ -229,6 +292,7 @@ def length_bias(
                 "n_dropped": n_dropped,
                 "dropped_reason": why,
                 "note": "",
+                "assumption": ASSUMPTIONS["ols_log_length_human_clustered"],
             }
         )
     return pd.DataFrame(rows).reindex(columns=list(BIAS_COLUMNS))

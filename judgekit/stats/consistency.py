@@ -38,11 +38,11 @@ from judgekit.stats._prep import (
 from judgekit.stats.agreement import (
     WeightBasis,
     Weights,
-    share_stat,
     disagreement_weights,
     kappa_matrix,
     kappa_stat,
     pairwise_kappa,
+    share_stat,
 )
 from judgekit.stats.multirater import AlphaLevel, fleiss_kappa, krippendorff_alpha
 
@@ -148,7 +148,9 @@ def run_consistency(
     per_item = _per_item(df, columns, scale)
     n_runs = int(per_item["n_runs"].max()) if len(per_item) else 0
     complete = per_item[per_item["n_runs"] == len(pd.unique(df[columns.rater]))]
-    n_incomplete, why = describe_drops(["not usable in every run"] * (len(per_item) - len(complete)))
+    n_incomplete, why = describe_drops(
+        ["not usable in every run"] * (len(per_item) - len(complete))
+    )
     clusters = item_clusters(df, columns)
     rng = as_generator(seed) if (ci is not None or clusters is not None) else None
     boot = (n_boot, rng, level)
@@ -275,9 +277,16 @@ def paraphrase_sensitivity(
     ``columns.rater`` is the variant column.
     """
     rng = as_generator(seed) if seed is not None else None
-    kappa_options = {"scale": scale, "weights": weights, "weight_basis": weight_basis}
     pairwise = pairwise_kappa(
-        df, columns=columns, seed=rng, ci=ci, n_boot=n_boot, level=level, **kappa_options
+        df,
+        columns=columns,
+        seed=rng,
+        ci=ci,
+        n_boot=n_boot,
+        level=level,
+        scale=scale,
+        weights=weights,
+        weight_basis=weight_basis,
     )
     kappas = pairwise["estimate"]
     defined = kappas.notna().all()
@@ -285,7 +294,14 @@ def paraphrase_sensitivity(
     low, high = (np.nan, np.nan)
     if defined and ci != "analytic":
         low, high = min_kappa_interval(
-            df, n_boot=n_boot, seed=rng, level=level, columns=columns, **kappa_options
+            df,
+            scale=scale,
+            weights=weights,
+            weight_basis=weight_basis,
+            n_boot=n_boot,
+            seed=rng,
+            level=level,
+            columns=columns,
         )
     summary = pd.DataFrame(
         [
@@ -296,9 +312,7 @@ def paraphrase_sensitivity(
                 ci_high=high,
                 n=int(pairwise["n"].min()),
                 method=f"min over {len(pairwise)} variant pairs",
-                ci_method="percentile of the bootstrapped minimum"
-                if np.isfinite(low)
-                else "none",
+                ci_method="percentile of the bootstrapped minimum" if np.isfinite(low) else "none",
                 threshold=threshold,
                 passed=passes(float(kappas.min()), threshold, strict=True) if defined else None,
                 note=f"weakest pair: {worst['rater_a']} vs {worst['rater_b']}"
@@ -319,4 +333,3 @@ def paraphrase_sensitivity(
         matrix=kappa_matrix(pairwise),
         summary=order_columns(summary, ["statistic"]),
     )
-

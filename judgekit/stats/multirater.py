@@ -24,8 +24,8 @@ from judgekit.stats._prep import (
     ScaleLike,
     check_on_scale,
     cluster_codes,
-    item_clusters,
     describe_drops,
+    item_clusters,
     level_codes,
     result_row,
     scale_values,
@@ -57,7 +57,7 @@ class LevelCounts:
 def item_level_counts(
     df: pd.DataFrame, *, scale: ScaleLike, min_ratings: int, columns: Columns
 ) -> LevelCounts:
-    """Count each item's usable ratings per scale level (items rated ``min_ratings`` times or more)."""
+    """Count each item's usable ratings per level (items rated ``min_ratings`` times or more)."""
     usable = usable_scores(df, columns, scale)
     scores = usable.scores
     levels = scale_values(scale, scores["score"])

@@ -26,6 +26,7 @@ PassRule = Literal["estimate", "ci_low"]
 #: Seed 004 asks for 20-30 labelled examples.
 MIN_LABELLED = 20
 
+
 def human_agreement(
     df: pd.DataFrame,
     judge: object,
