@@ -19,6 +19,7 @@ from judgekit.riddles.data import (
 from judgekit.riddles.study import (
     composite_score,
     grammar_auto_zero,
+    grammar_rule_status,
     hallucination_rate,
     idk_rate,
     topic_difficulty,
@@ -34,6 +35,7 @@ __all__ = [
     "V2_LONG_COLUMNS",
     "composite_score",
     "grammar_auto_zero",
+    "grammar_rule_status",
     "hallucination_rate",
     "idk_rate",
     "load_riddles_v1",

@@ -335,3 +335,25 @@ def idk_rate(
         level=level,
         name="idk_rate",
     )
+
+
+def grammar_rule_status(
+    scores: pd.DataFrame,
+    *,
+    rater: str = "Human",
+    no_grammar: Sequence[float] = (0, 1),
+    status_col: str = "status",
+) -> pd.DataFrame:
+    """Long riddle scores with the scoring rules' auto-0 rule marked on the grammar rows.
+
+    "Scoring Rules.txt": an answer whose justification (reasoning) is 0 or 1 gets no grammar
+    score. The rule is read from ``rater``'s reasoning score (the study's author); every
+    rater's grammar row of such an answer gets status ``"no grammar score (auto-0 rule)"``,
+    the others ``"ok"``, so the statistics drop and count them instead of reading a number.
+    Columns needed: output_id, rater, dimension, score.
+    """
+    require_columns(scores, ["output_id", "rater", "dimension", "score"])
+    reasoning = scores[(scores["dimension"] == "reasoning") & (scores["rater"] == rater)]
+    excluded = set(reasoning.loc[reasoning["score"].isin(list(no_grammar)), "output_id"])
+    hit = (scores["dimension"] == "grammar") & scores["output_id"].isin(excluded)
+    return scores.assign(**{status_col: np.where(hit, "no grammar score (auto-0 rule)", "ok")})
