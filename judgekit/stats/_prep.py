@@ -223,32 +223,42 @@ def pair_scores(usable: Usable, rater_a: object, rater_b: object) -> Pairs:
 def item_clusters(df: pd.DataFrame, columns: Columns) -> pd.Series | None:
     """Map each item to its cluster label (None when the columns name no cluster).
 
+    Rows without a cluster value are ignored here; :func:`cluster_codes` refuses an item that
+    is used but has no cluster.
+
     Raises:
-        ValueError: when the cluster column is missing, empty for an item, or differs within
-            an item.
+        ValueError: when the cluster column is missing or differs within an item.
     """
     if columns.cluster is None:
         return None
     require_columns(df, [columns.item, columns.cluster])
-    pairs = df[[columns.item, columns.cluster]]
-    if pairs[columns.cluster].isna().any():
-        item = pairs.loc[pairs[columns.cluster].isna(), columns.item].iloc[0]
-        raise ValueError(f"item {item!r} has no value in cluster column {columns.cluster!r}")
+    pairs = df[[columns.item, columns.cluster]].dropna()
     spread = pairs.groupby(columns.item, sort=False)[columns.cluster].nunique()
     if (spread > 1).any():
         raise ValueError(
             f"item {spread[spread > 1].index[0]!r} sits in several clusters of column "
             f"{columns.cluster!r}; an item must belong to one cluster"
         )
-    return pairs.drop_duplicates(columns.item).set_index(columns.item)[columns.cluster]
+    mapping = pairs.drop_duplicates(columns.item).set_index(columns.item)[columns.cluster]
+    mapping.name = columns.cluster
+    return mapping
 
 
 def cluster_codes(items: Iterable[object], clusters: pd.Series | None) -> IntArray | None:
-    """0-based cluster index of each item, clusters numbered in sorted label order."""
+    """0-based cluster index of each item, clusters numbered in sorted label order.
+
+    Raises:
+        ValueError: when a used item has no cluster value.
+    """
     if clusters is None:
         return None
-    labels = clusters.reindex(list(items)).to_numpy(object)
-    _, codes = np.unique(labels.astype(str), return_inverse=True)
+    labels = clusters.reindex(list(items))
+    if labels.isna().any():
+        raise ValueError(
+            f"item {labels.index[labels.isna()][0]!r} has no value in cluster column "
+            f"{clusters.name!r}"
+        )
+    _, codes = np.unique(labels.to_numpy(object).astype(str), return_inverse=True)
     return codes.ravel().astype(np.int64)
 
 

@@ -17,6 +17,7 @@ judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/j
 labels_path: str = ""  # human labels; empty: human_labels.parquet beside the judgments
 run: int = 1  # run analysed
 own_models: dict = {}  # judge model -> the answering model it belongs to (self-preference)
+cluster_column: str = "question"  # items of one question resampled together (empty: none)
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "distributions_and_bias"
 
@@ -31,6 +32,7 @@ from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
 from judgekit.stats.bias import length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
+from judgekit.stats.significance import adjust_p
 from judgekit.tidy import (
     HUMAN,
     final_verdicts,
@@ -95,6 +97,13 @@ write_table(coverage_table, tables / "score_coverage.csv")
 display(coverage_table)
 assert coverage_table["share_of_scale_used"].between(0, 1).all()
 
+# %%
+# Answers to one question are alike: the bias regressions cluster their errors on the question
+# when the table has one, else on the item (heteroskedasticity-robust only).
+has_cluster = bool(cluster_column) and all(cluster_column in t.columns for t in long.values())
+cluster_col = cluster_column if has_cluster else "item"
+print(f"standard errors clustered on {cluster_col!r}")
+
 # %% [markdown]
 # ## Length bias
 #
@@ -110,7 +119,7 @@ for rubric in rubrics:
     if (paired["status"] == "ok").sum() < MIN_SCORED:
         print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
         continue
-    length_rows.append(length_bias(paired).assign(rubric=rubric))
+    length_rows.append(length_bias(paired, cluster_col=cluster_col).assign(rubric=rubric))
 lengths = pd.concat(length_rows, ignore_index=True) if length_rows else pd.DataFrame()
 write_table(lengths, tables / "length_bias.csv")
 display(lengths)
@@ -132,8 +141,13 @@ for rubric in rubrics if own_models else []:
     if (paired["status"] == "ok").sum() < MIN_SCORED:
         print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
         continue
-    result = self_preference(paired, own=own_models, author_col="answer_model")
+    result = self_preference(
+        paired, own=own_models, author_col="answer_model", cluster_col=cluster_col
+    )
     bias = pd.concat([bias, result.assign(rubric=rubric)], ignore_index=True)
+if not bias.empty and "p_value" in bias:
+    # One family per method: the same question asked of every judge and rubric.
+    bias = adjust_p(bias[bias["method"] != "none"], family=["method"])
 write_table(bias, tables / "self_preference.csv")
 display(bias)
 
