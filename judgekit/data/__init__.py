@@ -1,4 +1,7 @@
-"""Item tables: reading, column aliases, validation, dataset loaders (the riddles study's: judgekit.riddles), batching, result files."""
+"""Item tables: reading, column aliases, validation, loaders, batching, result files.
+
+The riddles study's loaders live beside its measures in :mod:`judgekit.riddles`.
+"""
 
 from judgekit.data.batching import STATUS_COLUMNS, Batch, make_batches, write_id_score_csv
 from judgekit.data.columns import (

@@ -105,6 +105,28 @@ def _welch(own: np.ndarray, other: np.ndarray, level: float) -> dict[str, object
     }
 
 
+def _own_effects(
+    data: pd.DataFrame, level: float, n_perm: int, rng: np.random.Generator
+) -> dict[str, dict[str, object]]:
+    """Every self-preference estimate of one judge, keyed by method."""
+    is_own = data["own"] == 1
+    diff = data["score"] - data["human"]
+    return {
+        "naive_welch": _welch(
+            data["score"][is_own].to_numpy(), data["score"][~is_own].to_numpy(), level
+        ),
+        "judge_minus_human_welch": _welch(diff[is_own].to_numpy(), diff[~is_own].to_numpy(), level),
+        "judge_minus_human_ols_clustered": _clustered_ols(
+            data.assign(score=diff), ["own"], "own", level
+        ),
+        "judge_minus_human_permutation": _permutation(data, diff, n_perm, rng),
+        "ols_human_clustered": _clustered_ols(data, ["own", "human"], "own", level),
+        "ols_human_question_fe_clustered": _clustered_ols(
+            data, ["own", "human"], "own", level, cluster_effects=True
+        ),
+    }
+
+
 def _permutation(
     data: pd.DataFrame, diff: pd.Series, n_perm: int, rng: np.random.Generator
 ) -> dict[str, object]:
@@ -212,34 +234,9 @@ def self_preference(
         if data["own"].nunique() < 2:
             rows.append({**base, "method": "none", "note": f"no own/other split for {target!r}"})
             continue
-        is_own = data["own"] == 1
-        diff = data["score"] - data["human"]
-        estimates = {
-            "naive_welch": _welch(
-                data["score"][is_own].to_numpy(), data["score"][~is_own].to_numpy(), level
-            ),
-            "judge_minus_human_welch": _welch(
-                diff[is_own].to_numpy(), diff[~is_own].to_numpy(), level
-            ),
-            "judge_minus_human_ols_clustered": _clustered_ols(
-                data.assign(score=diff), ["own"], "own", level
-            ),
-            "judge_minus_human_permutation": _permutation(data, diff, n_perm, rng),
-            "ols_human_clustered": _clustered_ols(data, ["own", "human"], "own", level),
-            "ols_human_question_fe_clustered": _clustered_ols(
-                data, ["own", "human"], "own", level, cluster_effects=True
-            ),
-        }
-        for method, values in estimates.items():
-            rows.append(
-                {
-                    **base,
-                    "method": method,
-                    "term": "own",
-                    "assumption": ASSUMPTIONS[method],
-                    **values,
-                }
-            )
+        for method, values in _own_effects(data, level, n_perm, rng).items():
+            rows.append({**base, "method": method, "term": "own", **values})
+            rows[-1]["assumption"] = ASSUMPTIONS[method]
     return pd.DataFrame(rows).reindex(columns=list(BIAS_COLUMNS))
 
 
