@@ -243,3 +243,41 @@ def test_min_kappa_interval_bootstraps_the_minimum_itself():
             )
         )
     assert (low, high) == pytest.approx(tuple(np.quantile(minima, [0.025, 0.975])), abs=1e-12)
+
+
+def test_clustered_alpha_matches_a_loop_over_the_krippendorff_package():
+    import krippendorff
+
+    df = clustered_pairs(8, questions=25, per_question=4, effect=1.0)
+    row = krippendorff_alpha(
+        df, scale=SCALE, ci="percentile", n_boot=200, seed=11, columns=CLUSTERED
+    ).iloc[0]
+    wide = df.pivot(index="item", columns="rater", values="score")  # items in first-seen order
+    question = df.drop_duplicates("item").set_index("item")["question"].astype(str)
+    labels = np.unique(question)
+    members = [wide.index[question.to_numpy() == label] for label in labels]
+    rng = np.random.default_rng(11)
+    values = []
+    for _ in range(200):
+        drawn = rng.integers(0, len(labels), size=len(labels))
+        rows = wide.loc[np.concatenate([members[g] for g in drawn])]
+        values.append(
+            krippendorff.alpha(reliability_data=rows.to_numpy().T, level_of_measurement="interval")
+        )
+    low, high = np.quantile(values, [0.025, 0.975])
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), abs=1e-9)
+
+
+def test_seed004_report_passes_the_cluster_to_every_check():
+    from judgekit.stats import seed004_report
+
+    df = clustered_pairs(9, questions=30, per_question=3, effect=1.0)
+    df = df.assign(rater=df["rater"].map({"human": "human", "judge": "j"}), run=0, variant="base")
+    judge = df[df["rater"] == "j"]
+    again = judge.assign(run=1)
+    table = pd.concat([df, again], ignore_index=True)
+    report = seed004_report(
+        table, judge="j", human="human", scale=SCALE, n_boot=300, seed=0, columns=CLUSTERED
+    ).set_index("check")
+    assert report.loc["run_consistency", "estimate"] == 1.0
+    assert report.loc["human_agreement", "ci_low"] < report.loc["human_agreement", "estimate"]

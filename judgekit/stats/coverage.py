@@ -118,6 +118,8 @@ def score_coverage(
     left out) and the total-variation distance ``0.5 * sum |p_judge - p_human|``. The test
     treats the two samples as independent; when both rated the same items this is only a
     rough guide (a paired test of marginal homogeneity, e.g. Stuart-Maxwell, is the exact one).
+    With ``columns.cluster`` set the note says so too: clustered items make it rougher still
+    (coverage itself has no interval, so there is nothing to resample).
 
     Returns:
         A :class:`Coverage` with tidy ``counts`` and per-rater ``summary``.
@@ -163,6 +165,12 @@ def score_coverage(
         }
         if human is not None and rater != human:
             row.update(_compare(values, matrix[raters.index(human)], test))
+            p_value = row["p_value"]
+            if columns.cluster is not None and isinstance(p_value, float) and np.isfinite(p_value):
+                clustered = (
+                    f"items cluster by {columns.cluster!r}: the p-value assumes independence"
+                )
+                row["note"] = "; ".join(t for t in (str(row["note"]), clustered) if t)
         row["threshold"] = min_share_used
         row["passed"] = bool(used / len(levels) >= min_share_used) if values.sum() else None
         rows.append(row)

@@ -103,6 +103,44 @@ def _skipped(check: str, statistic: str, why: str) -> dict[str, object]:
     return {"check": check, "statistic": statistic, "passed": None, "note": why}
 
 
+def _base_variant(
+    judged: pd.DataFrame, judge: object, variant_col: str, base_variant: object
+) -> pd.DataFrame:
+    """The judge's rows under the base prompt variant (all rows when there are no variants)."""
+    if variant_col not in judged.columns:
+        return judged
+    base = judged[judged[variant_col] == base_variant]
+    if base.empty:
+        raise ValueError(f"judge {judge!r} has no rows with {variant_col} == {base_variant!r}")
+    return base
+
+
+def _coverage_check(
+    table: pd.DataFrame,
+    judge: object,
+    human: object,
+    scale: ScaleLike,
+    min_share_used: float,
+    columns: Columns,
+) -> dict[str, object]:
+    """Seed 004's coverage check of the judge, with its distance to the human's distribution."""
+    coverage = score_coverage(
+        table, scale=scale, human=human, min_share_used=min_share_used, columns=columns
+    ).summary
+    cov = coverage[coverage["rater"] == judge].iloc[0]
+    return {
+        "check": "score_coverage",
+        "statistic": "share_of_scale_used",
+        "estimate": cov["share_of_scale_used"],
+        "n": cov["n"],
+        "threshold": min_share_used,
+        "passed": cov["passed"],
+        "method": f"levels used {cov['levels_used']}; TVD vs human {cov['tvd']:.3f}",
+        "note": cov.get("note", ""),
+    }
+
+
+# Over 80 lines: the signature spells out the protocol's thresholds; the body is its four checks.
 def seed004_report(
     df: pd.DataFrame,
     *,
@@ -148,11 +186,7 @@ def seed004_report(
     has_runs = run_col in judged.columns and judged[run_col].nunique() > 1
     has_variants = variant_col in judged.columns and judged[variant_col].nunique() > 1
     first_run = judged[run_col].min() if run_col in judged.columns else None
-    base = judged
-    if variant_col in judged.columns:
-        base = base[base[variant_col] == base_variant]
-        if base.empty:
-            raise ValueError(f"judge {judge!r} has no rows with {variant_col} == {base_variant!r}")
+    base = _base_variant(judged, judge, variant_col, base_variant)
     single = base if first_run is None else base[base[run_col] == first_run]
     rows: list[dict[str, object]] = []
 
@@ -203,25 +237,8 @@ def seed004_report(
     else:
         rows.append(_skipped("paraphrase_sensitivity", "min_kappa", "needs at least two variants"))
 
-    coverage = score_coverage(
-        pd.concat([single, humans]),
-        scale=scale,
-        human=human,
-        min_share_used=min_share_used,
-        columns=columns,
-    ).summary
-    cov = coverage[coverage["rater"] == judge].iloc[0]
     rows.append(
-        {
-            "check": "score_coverage",
-            "statistic": "share_of_scale_used",
-            "estimate": cov["share_of_scale_used"],
-            "n": cov["n"],
-            "threshold": min_share_used,
-            "passed": cov["passed"],
-            "method": f"levels used {cov['levels_used']}; TVD vs human {cov['tvd']:.3f}",
-            "note": cov.get("note", ""),
-        }
+        _coverage_check(pd.concat([single, humans]), judge, human, scale, min_share_used, columns)
     )
     report = pd.DataFrame(rows).reindex(columns=list(REPORT_COLUMNS))
     report["passed"] = report["passed"].astype("boolean")
