@@ -93,6 +93,8 @@ for rubric in rubrics:
     result = score_coverage(rows, scale=load_rubric(rubric).scale, human=HUMAN)
     coverage.append(result.summary.assign(rubric=rubric))
 coverage_table = pd.concat(coverage, ignore_index=True)
+# Every judge's distribution is tested against the human's: one family of tests.
+coverage_table = adjust_p(coverage_table)
 write_table(coverage_table, tables / "score_coverage.csv")
 display(coverage_table)
 assert coverage_table["share_of_scale_used"].between(0, 1).all()
@@ -121,6 +123,7 @@ for rubric in rubrics:
         continue
     length_rows.append(length_bias(paired, cluster_col=cluster_col).assign(rubric=rubric))
 lengths = pd.concat(length_rows, ignore_index=True) if length_rows else pd.DataFrame()
+lengths = adjust_p(lengths) if not lengths.empty else lengths  # one family: every judge, rubric
 write_table(lengths, tables / "length_bias.csv")
 display(lengths)
 
