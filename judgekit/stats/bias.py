@@ -33,7 +33,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from judgekit.stats._bootstrap import SeedLike, as_generator
-from judgekit.stats._prep import describe_drops, require_columns
+from judgekit.stats._prep import Columns, describe_drops, require_columns
 from judgekit.stats.significance import permutation_within_clusters
 
 #: Columns of the tables returned here, in order.
@@ -72,14 +72,23 @@ ASSUMPTIONS: dict[str, str] = {
 }
 
 
-def _usable(
-    df: pd.DataFrame,
-    score_col: str,
-    human_col: str,
-    status_col: str | None,
-    abstain: tuple[float, ...],
-) -> tuple[pd.DataFrame, pd.Series]:
+#: The bias regressions' default columns: judges in ``rater``, SEs clustered on ``question``.
+BY_QUESTION = Columns(cluster="question")
+
+
+def _cluster_column(columns: Columns) -> str:
+    """The cluster column; the bias regressions need one (use the item for robust-only SEs)."""
+    if columns.cluster is None:
+        raise ValueError(
+            "bias statistics cluster their SEs: set Columns(cluster=...) (the item column "
+            "gives heteroskedasticity-robust SEs only)"
+        )
+    return columns.cluster
+
+
+def _usable(df: pd.DataFrame, columns: Columns, human_col: str) -> tuple[pd.DataFrame, pd.Series]:
     """Rows with an ok, non-abstaining judge score and a human score; reason per other row."""
+    score_col, status_col, abstain = columns.score, columns.status, columns.abstain
     reason = pd.Series("", index=df.index, dtype=object)
     if status_col is not None and status_col in df.columns:
         status = df[status_col].astype(str)
@@ -181,13 +190,9 @@ def self_preference(
     df: pd.DataFrame,
     *,
     own: Mapping[object, object] | None = None,
-    judge_col: str = "rater",
     author_col: str = "model",
-    score_col: str = "score",
     human_col: str = "human_score",
-    cluster_col: str = "question",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = BY_QUESTION,
     level: float = 0.95,
     n_perm: int = 10_000,
     seed: SeedLike | None = 0,
@@ -198,13 +203,10 @@ def self_preference(
         df: One row per judged answer and judge: judge, author (model that wrote the answer),
             judge score, human score of the same answer, question (cluster).
         own: Judge name -> author name it belongs to (default: the same name).
-        judge_col: Judge column.
         author_col: Column naming the answer's author model.
-        score_col: Judge score column.
         human_col: Human score column (the quality control).
-        cluster_col: Question column; SEs are clustered on it.
-        status_col: Status column (ignored when absent).
-        abstain: Score values meaning "abstain".
+        columns: Judge (``rater``), score, status, abstention values and the cluster column
+            (default ``question``) the SEs are clustered on and the permutations stay within.
         level: Confidence level.
         n_perm: Permutations of the within-question permutation test.
         seed: Seed of the permutation test.
@@ -215,17 +217,18 @@ def self_preference(
         ols_human_question_fe_clustered), columns as ``BIAS_COLUMNS``;
         judges without own (or without other) answers get one row with a note.
     """
-    require_columns(df, [judge_col, author_col, score_col, human_col, cluster_col])
+    cluster_col = _cluster_column(columns)
+    require_columns(df, [columns.rater, author_col, columns.score, human_col, cluster_col])
     rng = as_generator(seed)
     rows: list[dict[str, object]] = []
-    for judge, group in df.groupby(judge_col, sort=False):
-        kept, reasons = _usable(group, score_col, human_col, status_col, abstain)
+    for judge, group in df.groupby(columns.rater, sort=False):
+        kept, reasons = _usable(group, columns, human_col)
         n_dropped, why = describe_drops(reasons)
         base = {"judge": judge, "n_dropped": n_dropped, "dropped_reason": why, "note": ""}
         target = own.get(judge, judge) if own is not None else judge
         data = pd.DataFrame(
             {
-                "score": kept[score_col].astype(float),
+                "score": kept[columns.score].astype(float),
                 "human": kept[human_col].astype(float),
                 "own": (kept[author_col] == target).astype(float),
                 "cluster": kept[cluster_col],
@@ -244,12 +247,8 @@ def length_bias(
     df: pd.DataFrame,
     *,
     length_col: str = "length",
-    judge_col: str = "rater",
-    score_col: str = "score",
     human_col: str = "human_score",
-    cluster_col: str = "question",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = BY_QUESTION,
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Per judge, OLS ``score ~ log(length) + human`` with question-clustered SEs.
@@ -260,10 +259,11 @@ def length_bias(
     Returns:
         One row per judge (term ``log_length``), columns as ``BIAS_COLUMNS``.
     """
-    require_columns(df, [length_col, judge_col, score_col, human_col, cluster_col])
+    cluster_col = _cluster_column(columns)
+    require_columns(df, [length_col, columns.rater, columns.score, human_col, cluster_col])
     rows: list[dict[str, object]] = []
-    for judge, group in df.groupby(judge_col, sort=False):
-        kept, reasons = _usable(group, score_col, human_col, status_col, abstain)
+    for judge, group in df.groupby(columns.rater, sort=False):
+        kept, reasons = _usable(group, columns, human_col)
         length = pd.to_numeric(kept[length_col], errors="coerce")
         positive = length > 0
         reasons = pd.concat(
@@ -273,7 +273,7 @@ def length_bias(
         n_dropped, why = describe_drops(reasons)
         data = pd.DataFrame(
             {
-                "score": kept[score_col].astype(float),
+                "score": kept[columns.score].astype(float),
                 "human": kept[human_col].astype(float),
                 "log_length": np.log(length[positive].astype(float)),
                 "cluster": kept[cluster_col],

@@ -30,6 +30,7 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
+from judgekit.stats import Columns
 from judgekit.stats.bias import length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
 from judgekit.stats.significance import adjust_p
@@ -103,8 +104,8 @@ assert coverage_table["share_of_scale_used"].between(0, 1).all()
 # Answers to one question are alike: the bias regressions cluster their errors on the question
 # when the table has one, else on the item (heteroskedasticity-robust only).
 has_cluster = bool(cluster_column) and all(cluster_column in t.columns for t in long.values())
-cluster_col = cluster_column if has_cluster else "item"
-print(f"standard errors clustered on {cluster_col!r}")
+by_cluster = Columns(cluster=cluster_column if has_cluster else "item")
+print(f"standard errors clustered on {by_cluster.cluster!r}")
 
 # %% [markdown]
 # ## Length bias
@@ -121,7 +122,7 @@ for rubric in rubrics:
     if (paired["status"] == "ok").sum() < MIN_SCORED:
         print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
         continue
-    length_rows.append(length_bias(paired, cluster_col=cluster_col).assign(rubric=rubric))
+    length_rows.append(length_bias(paired, columns=by_cluster).assign(rubric=rubric))
 lengths = pd.concat(length_rows, ignore_index=True) if length_rows else pd.DataFrame()
 lengths = adjust_p(lengths) if not lengths.empty else lengths  # one family: every judge, rubric
 write_table(lengths, tables / "length_bias.csv")
@@ -144,9 +145,7 @@ for rubric in rubrics if own_models else []:
     if (paired["status"] == "ok").sum() < MIN_SCORED:
         print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
         continue
-    result = self_preference(
-        paired, own=own_models, author_col="answer_model", cluster_col=cluster_col
-    )
+    result = self_preference(paired, own=own_models, author_col="answer_model", columns=by_cluster)
     bias = pd.concat([bias, result.assign(rubric=rubric)], ignore_index=True)
 if not bias.empty and "p_value" in bias:
     # One family per method: the same question asked of every judge and rubric.

@@ -306,8 +306,9 @@ for dimension in ("accuracy", "reasoning"):
     judged = ratings[ratings["rater"] != "Human"].copy()
     judged["score"] = judged["score"].astype(float)
     judged["human_score"] = judged["output_id"].map(human).astype(float)
-    judged["question"] = judged["q_id"].astype(str)
-    result = self_preference(judged, judge_col="rater", author_col="model", seed=seed)
+    result = self_preference(
+        judged, author_col="model", seed=seed, columns=Columns(cluster=cluster_column)
+    )
     bias_rows.append(result.assign(dimension=dimension))
 bias = pd.concat(bias_rows, ignore_index=True)
 bias = adjust_p(bias[bias["method"] != "none"], family=["method"], method=p_adjust)  # type: ignore[arg-type]
