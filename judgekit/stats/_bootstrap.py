@@ -118,15 +118,24 @@ def cluster_weights(table: ClusterTable, n_boot: int, rng: np.random.Generator) 
     """
     if n_boot < 1:
         raise ValueError(f"n_boot must be positive, got {n_boot}")
-    g, distinct = table.n_clusters, len(table.rows)
-    step = max(1, _CELLS_PER_CHUNK // 4 // max(g, distinct, 1))
+    g = table.n_clusters
+    # Mostly distinct cluster rows: count draws per cluster directly, skipping the row lookup.
+    direct = 2 * len(table.rows) > g
+    rows = table.rows[table.of_cluster] if direct else table.rows
+    # Counts are integers: float32 sums stay exact while no weight can reach 2**24, and are faster.
+    exact = g * float(rows.sum(axis=1).max(initial=0.0)) < 2**24
+    counted_rows = rows.astype(np.float32 if exact else float)
+    width = len(rows)
+    step = max(1, _CELLS_PER_CHUNK // 4 // max(g, width, 1))
     parts = []
     for lo in range(0, n_boot, step):
         m = min(step, n_boot - lo)
-        drawn = table.of_cluster[rng.integers(0, g, size=(m, g))]
-        drawn += np.arange(m)[:, None] * distinct
-        times = np.bincount(drawn.ravel(), minlength=m * distinct).reshape(m, distinct)
-        parts.append(times.astype(float) @ table.rows)
+        drawn = rng.integers(0, g, size=(m, g))
+        if not direct:
+            drawn = table.of_cluster[drawn]
+        drawn += np.arange(m)[:, None] * width
+        times = np.bincount(drawn.ravel(), minlength=m * width).reshape(m, width)
+        parts.append((times.astype(counted_rows.dtype) @ counted_rows).astype(float))
     return np.concatenate(parts)
 
 
