@@ -142,7 +142,8 @@ saved = plots.save_figure(fig, "riddles_kappa_forest", folder=figures)
 # The 600 answers are 100 riddles answered six times, and answers to one riddle are alike. The
 # cluster bootstrap below draws riddles with replacement (all six answers of a drawn riddle
 # come along); the design effect is the clustered interval's width over the width when answers
-# are resampled one by one (both percentile, same replicates count and seed).
+# are resampled one by one (both percentile, same replicates count and seed). Distance: equal
+# steps between levels, as in the published kappas above.
 
 # %%
 clustered_rows = []
