@@ -281,3 +281,35 @@ def test_seed004_report_passes_the_cluster_to_every_check():
     ).set_index("check")
     assert report.loc["run_consistency", "estimate"] == 1.0
     assert report.loc["human_agreement", "ci_low"] < report.loc["human_agreement", "estimate"]
+
+
+def test_clustered_topic_interval_matches_the_sandwich_formula_by_hand():
+    from scipy import stats as scipy_stats
+
+    from judgekit.riddles import topic_difficulty
+
+    rng = np.random.default_rng(12)
+    riddle = np.repeat(np.arange(40), 6)
+    score = np.clip(np.repeat(rng.normal(3, 1.2, 40), 6) + rng.normal(0, 0.8, 240), 0, 5)
+    df = pd.DataFrame({"topic": np.where(riddle < 20, "a", "b"), "riddle": riddle, "acc": score})
+    table = topic_difficulty(df, topic_col="topic", score_col="acc", cluster_col="riddle")
+    row = table.set_index("topic").loc["a"]
+    part = df[df["topic"] == "a"]
+    y, n, g = part["acc"].to_numpy(), len(part), part["riddle"].nunique()
+    sums = (part["acc"] - y.mean()).groupby(part["riddle"]).sum().to_numpy()
+    # Liang-Zeger sandwich of a mean with the usual G/(G-1) * (N-1)/(N-k) factor, k = 1.
+    se = np.sqrt(g / (g - 1) * (n - 1) / (n - 1) * np.sum(sums**2)) / n
+    half = scipy_stats.t.ppf(0.975, g - 1) * se
+    assert row["se"] == pytest.approx(se)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((y.mean() - half, y.mean() + half))
+    assert row["n_clusters"] == 20 and row["design_effect"] > 1.5
+
+
+def test_undefined_alpha_and_correlation_say_why():
+    same = two_raters([3] * 12, [3] * 12)
+    alpha = krippendorff_alpha(same, ci="percentile", seed=0).iloc[0]
+    assert np.isnan(alpha["estimate"]) and alpha["note"] == "undefined: every rating on one level"
+    from judgekit.stats import correlation
+
+    flat = correlation(two_raters([0, 3, 5] * 4, [5] * 12), "A", "B").iloc[0]
+    assert np.isnan(flat["estimate"]) and flat["note"] == "undefined: rater B constant"
