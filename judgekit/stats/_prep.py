@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from judgekit.types import Scale, Status
+from judgekit.types import Scale, Status, UsageError
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -235,7 +235,7 @@ def item_clusters(df: pd.DataFrame, columns: Columns) -> pd.Series | None:
     pairs = df[[columns.item, columns.cluster]].dropna()
     spread = pairs.groupby(columns.item, sort=False)[columns.cluster].nunique()
     if (spread > 1).any():
-        raise ValueError(
+        raise UsageError(
             f"item {spread[spread > 1].index[0]!r} sits in several clusters of column "
             f"{columns.cluster!r}; an item must belong to one cluster"
         )
@@ -254,7 +254,7 @@ def cluster_codes(items: Iterable[object], clusters: pd.Series | None) -> IntArr
         return None
     labels = clusters.reindex(list(items))
     if labels.isna().any():
-        raise ValueError(
+        raise UsageError(
             f"item {labels.index[labels.isna()][0]!r} has no value in cluster column "
             f"{clusters.name!r}"
         )

@@ -49,6 +49,7 @@ from judgekit.stats._prep import (
     scale_values,
     usable_scores,
 )
+from judgekit.types import UsageError
 
 Weights = Literal["linear", "quadratic"] | None
 WeightBasis = Literal["rank", "value"]
@@ -168,7 +169,7 @@ def kappa_from_pairs(
     if ci not in ("analytic", "percentile", "bca"):
         raise ValueError(f"ci must be 'analytic', 'percentile' or 'bca', got {ci!r}")
     if clusters is not None and ci == "analytic":
-        raise ValueError("a clustered kappa interval needs ci='percentile' or 'bca'")
+        raise UsageError("a clustered kappa interval needs ci='percentile' or 'bca'")
     name = "unweighted" if weights is None else f"{weights}-{weight_basis}"
     row = result_row(n=int(a.size), method=f"cohen_kappa[{name}]", ci_method=ci)
     reason = undefined_reason(a, b, names)

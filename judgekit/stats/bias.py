@@ -35,6 +35,7 @@ from scipy import stats
 from judgekit.stats._bootstrap import SeedLike, as_generator
 from judgekit.stats._prep import Columns, describe_drops, require_columns
 from judgekit.stats.significance import permutation_within_clusters
+from judgekit.types import UsageError
 
 #: Columns of the tables returned here, in order.
 BIAS_COLUMNS: tuple[str, ...] = (
@@ -79,7 +80,7 @@ BY_QUESTION = Columns(cluster="question")
 def _cluster_column(columns: Columns) -> str:
     """The cluster column; the bias regressions need one (use the item for robust-only SEs)."""
     if columns.cluster is None:
-        raise ValueError(
+        raise UsageError(
             "bias statistics cluster their SEs: set Columns(cluster=...) (the item column "
             "gives heteroskedasticity-robust SEs only)"
         )

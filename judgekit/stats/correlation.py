@@ -28,6 +28,7 @@ from judgekit.stats._prep import (
     result_row,
     usable_scores,
 )
+from judgekit.types import UsageError
 
 CorrMethod = Literal["pearson", "spearman", "kendall"]
 CorrCI = Literal["fisher", "percentile", "bca"]
@@ -125,7 +126,7 @@ def correlation_from_pairs(
     if ci not in ("fisher", "percentile", "bca"):
         raise ValueError(f"ci must be fisher, percentile or bca, got {ci!r}")
     if clusters is not None and ci == "fisher":
-        raise ValueError("a clustered correlation interval needs ci='percentile' or 'bca'")
+        raise UsageError("a clustered correlation interval needs ci='percentile' or 'bca'")
     n = a.size
     test = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
     flat = [name for name, x in zip(names, (a, b), strict=True) if n and np.ptp(x) == 0]

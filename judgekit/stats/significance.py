@@ -23,6 +23,7 @@ from statsmodels.stats.multitest import multipletests
 
 from judgekit.stats._bootstrap import SeedLike, as_generator
 from judgekit.stats._prep import require_columns
+from judgekit.types import UsageError
 
 PAdjust = Literal["holm", "fdr_bh"]
 _METHOD_NAMES = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
@@ -46,7 +47,7 @@ def adjust_p(
         ValueError: on an unknown method or a missing column.
     """
     if method not in _METHOD_NAMES:
-        raise ValueError(f"p-value adjustment must be 'holm' or 'fdr_bh', got {method!r}")
+        raise UsageError(f"p-value adjustment must be 'holm' or 'fdr_bh', got {method!r}")
     require_columns(table, [p_col, *family], "table of tests")
     out = table.copy()
     out["p_adjusted"] = np.nan
