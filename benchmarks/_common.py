@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from judgekit import config
-from judgekit.data import items_from_frame, load_riddles_v1
+from judgekit.data import items_from_frame
+from judgekit.riddles import load_riddles_v1
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import RequestLog
 from judgekit.types import Item

@@ -8,15 +8,21 @@ Run from the repository root:
   confusion-cell counts; the baseline calls ``sklearn.metrics.cohen_kappa_score`` on resampled
   rows in a Python loop (fewer replicates, scaled to 2,000);
 * Krippendorff's alpha (interval): judgekit vs the ``krippendorff`` package, point estimate, and
-  a 2,000-replicate bootstrap (the package in a loop, scaled).
+  a 2,000-replicate bootstrap (the package in a loop, scaled);
+* quadratic kappa with a 2,000-replicate *cluster* bootstrap (clusters of 10 pairs, so 10,000
+  clusters at 100,000 pairs; percentile), against judgekit's own item bootstrap as the
+  baseline: the price of resampling clusters. Target: under 1 s at 100,000 pairs.
 
 Timings are best of ``REPEATS`` runs (wall clock, this machine).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -30,6 +36,7 @@ SIZES = (1_000, 10_000, 100_000)
 N_BOOT = 2000
 REPEATS = 3
 SCALE = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
+CLUSTER_SIZE = 10
 
 
 def best_time(fn: Callable[[], object], repeats: int = REPEATS) -> float:
@@ -93,16 +100,44 @@ def bench_size(n: int) -> list[tuple[int, str, float, float, str]]:
     )
     pkg_boot = best_time(lambda: package_loop(data, reps), 1) * scale
     rows.append((n, f"alpha interval + {N_BOOT} boot (bca)", ours, pkg_boot, "krippendorff loop"))
+    clusters = np.arange(n) // CLUSTER_SIZE
+    item_boot = best_time(
+        lambda: kappa_from_pairs(
+            a, b, SCALE, weights="quadratic", ci="percentile", n_boot=N_BOOT, seed=0
+        )
+    )
+    ours = best_time(
+        lambda: kappa_from_pairs(
+            a, b, SCALE, weights="quadratic", ci="percentile", n_boot=N_BOOT, seed=0,
+            clusters=clusters,
+        )
+    )  # fmt: skip
+    task = f"kappa_q + {N_BOOT} cluster boot ({n // CLUSTER_SIZE} clusters)"
+    rows.append((n, task, ours, item_boot, "judgekit item boot"))
     return rows
 
 
 def main() -> None:
-    """Print the timing table."""
+    """Print the timing table; with ``--metrics FILE`` also write the clustered-kappa figures."""
+    parser = argparse.ArgumentParser(description="Timing of judgekit.stats")
+    parser.add_argument("--metrics", type=Path, help="write the measured figures as JSON here")
+    args = parser.parse_args()
     rows = [row for n in SIZES for row in bench_size(n)]
     table = pd.DataFrame(rows, columns=["pairs", "task", "judgekit_s", "baseline_s", "baseline"])
     table["speedup"] = table["baseline_s"] / table["judgekit_s"]
     with pd.option_context("display.width", 140, "display.float_format", "{:.4g}".format):
         print(table.to_string(index=False))
+    if args.metrics:
+        clustered = table[
+            table["task"].str.contains("cluster boot") & (table["pairs"] == SIZES[-1])
+        ]
+        metrics = {
+            "cluster_kappa_pairs": int(SIZES[-1]),
+            "cluster_kappa_clusters": int(SIZES[-1] // CLUSTER_SIZE),
+            "cluster_kappa_s": float(clustered["judgekit_s"].iloc[0]),
+            "item_kappa_s": float(clustered["baseline_s"].iloc[0]),
+        }
+        args.metrics.write_text(json.dumps(metrics, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

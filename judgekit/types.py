@@ -30,13 +30,10 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
     "Ref_Reasoning",
 )
 
-#: How a rubric asks the judge to answer.
-OutputFormat = Literal[
-    "id_score_lines",  # batched: one "ID,score" line per item (seeds 000, 001, grammar)
-    "rating_json",  # single: {"rating": n, "reason": "..."} with -1 = cannot answer (seed 002)
-    "direct_scoring_json",  # single: per-criterion scores + weighted overall (seed 003)
-    "score_line",  # single: explanation, then "SCORE: n" on its own line; last one wins (seed 004)
-]
+#: How a rubric asks the judge to answer: the name of a format registered in
+#: :mod:`judgekit.formats` (packaged: ``id_score_lines``, ``rating_json``,
+#: ``direct_scoring_json``, ``score_line``; ``docs/parsing.md`` describes each).
+OutputFormat = str
 
 
 class UsageError(ValueError):
@@ -57,7 +54,9 @@ class Status(StrEnum):
     UNKNOWN_ID = "unknown_id"  # the reply scores an ID that was not in the batch
     OUT_OF_RANGE = "out_of_range"  # a number that is not on the rubric's scale
     UNPARSEABLE = "unparseable"  # nothing usable could be read
-    INCONSISTENT = "inconsistent"  # direct scoring: criteria and overall disagree
+    INCONSISTENT = "inconsistent"  # the reply's own readings disagree (criteria vs overall,
+    # or several different SCORE lines); every value is kept in details
+    REFUSED = "refused"  # the provider returned a refusal instead of content (reason = its text)
     ERROR = "error"  # the call failed after all retries
 
 
@@ -254,8 +253,19 @@ class Rubric(Protocol):
         """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""
         ...
 
-    def parse(self, text: str, item_ids: Sequence[str]) -> ParsedReply:
-        """Read a reply (plain text or the structured JSON form) against the expected IDs."""
+    def parse(
+        self,
+        text: str,
+        item_ids: Sequence[str],
+        *,
+        request: ChatRequest | None = None,
+        reply: ChatReply | None = None,
+    ) -> ParsedReply:
+        """Read a reply against the expected IDs.
+
+        ``request`` (what was sent) lets the reader reject lines copied from the items;
+        ``reply`` carries the provider's refusal and finish reason.
+        """
         ...
 
 

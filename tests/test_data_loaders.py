@@ -12,18 +12,20 @@ from sklearn.metrics import cohen_kappa_score
 from judgekit import config
 from judgekit.data import (
     EVOUNA_COLUMNS,
+    DataError,
+    items_from_frame,
+    load_evouna,
+    make_batches,
+    read_table,
+)
+from judgekit.riddles import (
     RATER_ORDER,
     V1_COLUMNS,
     V1_MODEL_NAMES,
     V2_LONG_COLUMNS,
-    DataError,
-    items_from_frame,
-    load_evouna,
     load_riddles_v1,
     load_riddles_v2_scores,
-    make_batches,
     off_scale_labels,
-    read_table,
     riddles_v2_wide,
 )
 

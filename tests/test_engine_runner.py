@@ -18,7 +18,7 @@ from judgekit.engine import (
     ajudge,
     judge,
 )
-from judgekit.parsing import expected_score
+from judgekit.formats import expected_score
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import JUDGMENT_COLUMNS, Item, Status
@@ -94,7 +94,10 @@ STATUS_CASES = [
     ("duplicate", ACCURACY, {"malformed": {"duplicate_id": 1.0}}, {}),
     ("unknown_id", ACCURACY, {"malformed": {"unknown_id": 1.0}}, {}),
     ("out_of_range", ACCURACY, {"malformed": {"out_of_range": 1.0}}, {}),
-    ("unparseable", EXTENT, {"malformed": {"truncated": 1.0}}, {}),
+    ("unparseable", EXTENT, {"malformed": {"missing_rows": 1.0}}, {}),
+    ("missing", EXTENT, {"malformed": {"truncated": 1.0}}, {}),
+    ("refused", ACCURACY, {"malformed": {"refusal": 1.0}}, {}),
+    ("ok", ACCURACY, {"malformed": {"reasoning_block": 1.0, "reasoning_field": 1.0}}, {}),
     ("error", ACCURACY, {"error_500_rate": 1.0}, {"max_retries": 1}),
     ("inconsistent", DIRECT, {"malformed": {"out_of_range": 1.0}}, {}),
     ("ok", FACTUAL, {}, {}),
@@ -276,9 +279,11 @@ def test_echoed_score_lines_cannot_score_other_items(tmp_path) -> None:
         )
     assert "2,0" in strict["raw_reply"].iloc[0]  # the judge was fooled ...
     by_id = strict.set_index("item_id")
-    assert by_id.loc["2", "status"] == "duplicate" and math.isnan(by_id.loc["2", "score"])
-    assert by_id.loc["4", "status"] == "duplicate" and math.isnan(by_id.loc["4", "score"])
-    assert by_id.loc["99", "status"] == "unknown_id"  # ... but the fake lines scored nothing
+    # ... but a line copied from an item's text is no evidence: each item keeps its own line
+    assert by_id.loc["2", "status"] == "ok" and by_id.loc["2", "score"] == 5.0
+    assert by_id.loc["4", "status"] == "ok" and by_id.loc["4", "score"] == 0.0
+    assert "99" not in by_id.index
+    assert "echoed_text_ignored" in by_id.loc["2", "tolerances"]
     final = healed[healed["status"] != "unknown_id"].set_index("item_id")
     assert (final["status"] == "ok").all()
     assert final["score"].to_dict() == truth
@@ -341,9 +346,7 @@ def test_logprob_expected_score_is_recorded_next_to_the_score(tmp_path) -> None:
         for _, row in table.iterrows():
             reply = store.lookup(row["request_hash"]).reply
             assert reply.top_logprobs is not None
-            recomputed = expected_score(
-                reply.top_logprobs, EXTENT.scale, output_format="rating_json"
-            )
+            recomputed = expected_score(reply.top_logprobs, EXTENT.scale, anchor="rating")
             if recomputed is None:
                 assert math.isnan(row["expected_score"])
                 continue

@@ -7,7 +7,6 @@ import pandas as pd
 import ppi_py
 import pytest
 
-from judgekit.data.riddles import riddles_v2_wide
 from judgekit.labels import (
     LABEL_TABLE_COLUMNS,
     calibration_changes,
@@ -29,6 +28,7 @@ from judgekit.labels import (
 )
 from judgekit.labels.table import empty_labels
 from judgekit.labels.widget import LabelWidget
+from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
 from judgekit.stats.agreement import kappa_from_pairs
 from judgekit.types import JUDGMENT_COLUMNS, UsageError

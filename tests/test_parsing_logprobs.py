@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from judgekit.parsing import expected_score, expected_scores_by_id
+from judgekit.formats import expected_score, expected_scores_by_id
 from judgekit.types import Scale, TopLogprobs
 
 EXTENT = Scale(allowed=tuple(range(11)), abstain=(-1,))
@@ -40,7 +40,7 @@ def test_single_token_score_line() -> None:
     )
     # 0.7*3 + 0.2*4 + 0.1*2 = 3.1
     assert expected_score(top, FACTUAL) == pytest.approx(3.1)
-    assert expected_score(top, FACTUAL, output_format="score_line") == pytest.approx(3.1)
+    assert expected_score(top, FACTUAL, anchor="score") == pytest.approx(3.1)
 
 
 def test_ten_split_into_two_tokens() -> None:
@@ -53,7 +53,7 @@ def test_ten_split_into_two_tokens() -> None:
     # P(10) = 0.6*0.9 = 0.54, P(1) = 0.6*0.1 = 0.06, P(8) = 0.3, P(9) = 0.1
     # E = (0.54*10 + 0.06*1 + 0.3*8 + 0.1*9) / 1.0 = 8.76
     assert expected_score(top, EXTENT) == pytest.approx(8.76)
-    assert expected_score(top, EXTENT, output_format="rating_json") == pytest.approx(8.76)
+    assert expected_score(top, EXTENT, anchor="rating") == pytest.approx(8.76)
 
 
 def test_sampled_score_that_is_not_the_most_likely_gives_none() -> None:
@@ -140,9 +140,9 @@ def test_none_when_it_cannot_be_computed(top: TopLogprobs) -> None:
 
 def test_formats_without_a_single_emitted_score() -> None:
     top = reply(fixed("SCORE: "), choice(("3", 1.0)))
-    assert expected_score(top, FACTUAL, output_format="direct_scoring_json") is None
-    assert expected_score(top, FACTUAL, output_format="id_score_lines") is None
-    assert expected_score(top, FACTUAL, output_format="rating_json") is None
+    assert expected_score(top, FACTUAL, anchor="none") is None
+    assert expected_score(top, FACTUAL, anchor="id") is None
+    assert expected_score(top, FACTUAL, anchor="rating") is None
 
 
 def test_unknown_format_with_a_scores_list_gives_none() -> None:

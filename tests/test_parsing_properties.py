@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgekit.parsing import TOLERANCE_DESCRIPTIONS, parse_reply
-from judgekit.parsing.tolerances import ToleranceLog
+from judgekit.formats import TOLERANCE_DESCRIPTIONS, parse_reply
+from judgekit.formats.tolerances import ToleranceLog
 from judgekit.types import Criterion, OutputFormat, ParsedReply, Scale, Status
 
 ACCURACY = Scale(allowed=(0, 3, 5), abstain=(-1,))

@@ -13,7 +13,7 @@ from typing import Any
 import openai
 import pytest
 
-from judgekit.parsing import expected_score, expected_scores_by_id, parse_reply
+from judgekit.formats import expected_score, expected_scores_by_id, parse_reply
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import Item, ParsedReply, Status, TopLogprobs
@@ -60,7 +60,7 @@ SINGLE_ITEM_EXPECTATIONS = {
         "prose": (Status.OK, "text_after_score"),
         "crlf": (Status.OK, "crlf"),
         "missing_rows": (Status.UNPARSEABLE, None),
-        "duplicate_id": (Status.OK, "multiple_score_lines"),  # the last SCORE line wins
+        "duplicate_id": (Status.INCONSISTENT, None),  # two SCORE lines disagree: none wins
         "out_of_range": (Status.OUT_OF_RANGE, None),
     },
     "direct_scoring": {
@@ -130,7 +130,7 @@ def test_score_line_expected_score_from_the_simulator() -> None:
     scale = load_rubric("factual_accuracy").scale
     text = choice.message.content
     assert expected_score(
-        logprobs_of(choice), scale, output_format="score_line", reply_text=text
+        logprobs_of(choice), scale, anchor="score", reply_text=text
     ) == pytest.approx(hand)
 
 

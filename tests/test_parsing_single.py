@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from judgekit.parsing import TRUNCATION_HINT, parse_reply
+from judgekit.formats import TRUNCATION_HINT, parse_reply
 from judgekit.types import Criterion, ParsedReply, Scale, Status
 
 EXTENT = Scale(allowed=tuple(range(11)), abstain=(-1,))
@@ -186,13 +186,21 @@ SCORE_LINE_CASES = [
     ("title case", "Correct.\nScore: 4", Status.OK, 4.0, {"score_label_case"}),
     ("fraction of max", "Correct.\nSCORE: 4/4", Status.OK, 4.0, {"score_out_of_max"}),
     ("out of max", "Correct.\nSCORE: 4 out of 4", Status.OK, 4.0, {"score_out_of_max"}),
-    ("extra words", "Correct.\nSCORE: 4 (correct)", Status.UNPARSEABLE, None, set()),
+    ("worded comment", "Correct.\nSCORE: 4 (correct)", Status.OK, 4.0, {"score_comment"}),
+    ("number in comment", "Correct.\nSCORE: 4 (or 3)", Status.UNPARSEABLE, None, set()),
     ("brackets", "Correct.\nSCORE: [3]", Status.OK, 3.0, {"score_in_brackets"}),
     ("final score", "Correct.\nFinal score: 4", Status.OK, 4.0, {"final_score_label"}),
-    ("trailing period", "Correct.\nSCORE: 4.", Status.OK, 4.0, set()),
+    ("trailing period", "Correct.\nSCORE: 4.", Status.OK, 4.0, {"trailing_period"}),
     (
-        "last wins",
+        "two different lines",
         "At first glance SCORE: 2 seemed right.\nSCORE: 2\nOn reflection it is better.\nSCORE: 3",
+        Status.INCONSISTENT,
+        None,
+        set(),
+    ),
+    (
+        "two identical lines",
+        "Correct.\nSCORE: 3\nTo restate:\nSCORE: 3",
         Status.OK,
         3.0,
         {"multiple_score_lines"},
@@ -205,16 +213,16 @@ SCORE_LINE_CASES = [
     (
         "json repeated key",
         '{"explanation": "x", "score": 1, "score": 3}',
-        Status.DUPLICATE,
+        Status.INCONSISTENT,
         None,
         set(),
     ),
     (
         "two json answers",
         '{"score": 1}\n{"score": 3}',
-        Status.OK,
-        3.0,
-        {"multiple_score_lines", "prose_around_json"},
+        Status.INCONSISTENT,
+        None,
+        set(),
     ),
     (
         "fenced json form",
@@ -256,11 +264,11 @@ def test_score_line_reason_is_the_explanation() -> None:
     assert verdict.raw == "SCORE: 2"
 
 
-def test_score_line_last_wins_and_earlier_scores_are_kept() -> None:
+def test_score_lines_that_disagree_keep_every_value_and_choose_none() -> None:
     (verdict,) = score_line("SCORE: 1\nHmm, no.\nSCORE: 4").verdicts
-    assert verdict.score == 4.0
-    assert verdict.details == {"earlier_scores": [1]}
-    assert verdict.reason == "Hmm, no."
+    assert verdict.status is Status.INCONSISTENT
+    assert verdict.details == {"values": [1, 4]}
+    assert "different scores [1, 4]" in verdict.reason
 
 
 def test_score_line_reasons_for_failures() -> None:

@@ -142,7 +142,7 @@ def test_truncated_and_echo_injected_replies_are_not_read_as_clean() -> None:
 )
 def test_logprob_expected_score_matches_the_simulators_distribution(name: str, value: int) -> None:
     from judgekit.engine import OpenAIJudge
-    from judgekit.parsing import expected_score
+    from judgekit.formats import expected_score
     from judgekit.types import ChatRequest
 
     rubric = load_rubric(name)

@@ -15,6 +15,7 @@ from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
 from judgekit.stats import (
+    Columns,
     agreement_rates,
     cohen_kappa,
     confusion_table,
@@ -141,7 +142,7 @@ def test_custom_column_names_and_scale_object():
     df["state"] = "ok"
     row = cohen_kappa(
         df, "human", "judge", scale=Scale((0, 3, 5), abstain=(-1,)), weights="quadratic",
-        item_col="id", rater_col="who", score_col="acc", status_col="state",
+        columns=Columns(item="id", rater="who", score="acc", status="state"),
     )  # fmt: skip
     assert row["estimate"].iloc[0] == pytest.approx(cohen_kappa_score(a, b, weights="quadratic"))
 
@@ -266,7 +267,7 @@ def test_pairwise_kappa_and_matrix():
         noisy = np.where(rng.random(60) < 0.8, truth, rng.choice(SCALE, 60))
         frames.append(pd.DataFrame({"item": range(60), "variant": variant, "score": noisy}))
     df = pd.concat(frames)
-    table = pairwise_kappa(df, rater_col="variant", scale=SCALE, weights="quadratic")
+    table = pairwise_kappa(df, columns=Columns(rater="variant"), scale=SCALE, weights="quadratic")
     assert len(table) == 3
     wide = kappa_matrix(table)
     np.testing.assert_allclose(wide.to_numpy(), wide.to_numpy().T)
@@ -291,11 +292,17 @@ def test_unknown_rater_and_degenerate_tables():
 )
 def test_kappa_equals_sklearn_on_arbitrary_tables(pairs, weights):
     a, b = (np.array(side) for side in zip(*pairs, strict=True))
-    ours = kappa_from_pairs(a, b, SCALE, weights=weights)["estimate"]
+    row = kappa_from_pairs(a, b, SCALE, weights=weights)
+    ours = row["estimate"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # sklearn warns when kappa is undefined (returns NaN)
         ref = cohen_kappa_score(a, b, weights=weights, labels=list(SCALE))
-    if np.isnan(ref):
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        # sklearn returns 0 (one rater constant) or NaN (both): kappa is 0 whatever the scores,
+        # so judgekit reports it undefined, with the reason.
+        assert np.isnan(ours) and "constant" in row["note"]
+        assert np.isnan(ref) or ref == pytest.approx(0.0)
+    elif np.isnan(ref):
         assert np.isnan(ours)
     else:
         assert ours == pytest.approx(ref)

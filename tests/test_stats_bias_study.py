@@ -10,16 +10,15 @@ import statsmodels.formula.api as smf
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from judgekit.stats import (
+from judgekit.riddles import (
     composite_score,
     grammar_auto_zero,
     hallucination_rate,
     idk_rate,
-    length_bias,
-    self_preference,
     topic_difficulty,
     two_group_comparison,
 )
+from judgekit.stats import length_bias, self_preference
 
 
 def judged_answers(

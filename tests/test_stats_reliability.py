@@ -61,7 +61,7 @@ def test_human_agreement_warns_below_twenty_items():
     sub = df[(df["rater"] == "human") | ((df["run"] == 0) & (df["variant"] == "base"))]
     with pytest.warns(UserWarning, match="only 12 labelled pairs"):
         row = human_agreement(sub, "judge", "human", scale=SCALE, seed=0).iloc[0]
-    assert "interval is wide" in row["note"]
+    assert "too few to trust the interval" in row["note"]
     big = study(1, n=25)
     sub = big[(big["rater"] == "human") | ((big["run"] == 0) & (big["variant"] == "base"))]
     with warnings.catch_warnings():
@@ -89,11 +89,16 @@ def test_run_consistency_flips_failures_and_fleiss():
     summary = result.summary.set_index("statistic")
     wide = judge.pivot(index="item", columns="run", values="score")
     complete = wide.dropna()
-    identical = (complete.nunique(axis=1) == 1).mean()
-    assert summary.loc["share_identical", "estimate"] == pytest.approx(identical)
-    assert summary.loc["share_identical", "n"] == len(complete)
-    assert summary.loc["share_identical", "dropped_reason"] == "not usable in every run: 1"
+    identical = (complete.nunique(axis=1) == 1).sum()
+    # Headline: the item that failed in a run counts as not identical, over all items.
+    assert summary.loc["share_identical", "estimate"] == pytest.approx(identical / len(wide))
+    assert summary.loc["share_identical", "n"] == len(wide)
+    assert "1 item(s) not usable in every run" in summary.loc["share_identical", "note"]
     assert not summary.loc["share_identical", "passed"]
+    among = summary.loc["share_identical_among_complete"]
+    assert among["estimate"] == pytest.approx(identical / len(complete))
+    assert among["n"] == len(complete)
+    assert among["dropped_reason"] == "not usable in every run: 1"
     # Flip rate of item 5 by hand: share of its runs that differ from its modal score.
     runs = wide.loc[5].to_numpy()
     _, counts = np.unique(runs, return_counts=True)

@@ -1,4 +1,7 @@
-"""Item tables: reading, column aliases, validation, dataset loaders, batching, result files."""
+"""Item tables: reading, column aliases, validation, loaders, batching, result files.
+
+The riddles study's loaders live beside its measures in :mod:`judgekit.riddles`.
+"""
 
 from judgekit.data.batching import STATUS_COLUMNS, Batch, make_batches, write_id_score_csv
 from judgekit.data.columns import (
@@ -10,30 +13,14 @@ from judgekit.data.columns import (
 )
 from judgekit.data.errors import DataError
 from judgekit.data.evouna import EVOUNA_COLUMNS, EVOUNA_MODELS, load_evouna
-from judgekit.data.riddles import (
-    RATER_ORDER,
-    RIDDLE_LABEL_SCALES,
-    V1_COLUMNS,
-    V1_MODEL_NAMES,
-    V2_LONG_COLUMNS,
-    load_riddles_v1,
-    load_riddles_v2_scores,
-    off_scale_labels,
-    riddles_v2_wide,
-)
 from judgekit.data.tables import SEPARATORS, Table, read_table, write_table
 
 __all__ = [
     "DEFAULT_ALIASES",
     "EVOUNA_COLUMNS",
     "EVOUNA_MODELS",
-    "RATER_ORDER",
-    "RIDDLE_LABEL_SCALES",
     "SEPARATORS",
     "STATUS_COLUMNS",
-    "V1_COLUMNS",
-    "V1_MODEL_NAMES",
-    "V2_LONG_COLUMNS",
     "Batch",
     "DataError",
     "Table",
@@ -41,12 +28,8 @@ __all__ = [
     "canonical_headers",
     "items_from_frame",
     "load_evouna",
-    "load_riddles_v1",
-    "load_riddles_v2_scores",
     "make_batches",
-    "off_scale_labels",
     "read_table",
-    "riddles_v2_wide",
     "validate_frame",
     "write_id_score_csv",
     "write_table",

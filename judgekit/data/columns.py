@@ -38,6 +38,9 @@ DEFAULT_ALIASES: Mapping[str, str] = {
     "ideal reasoning": "Ref_Reasoning",
 }
 
+#: Zero-width and other invisible format characters a judge cannot copy back into an ID.
+_INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u202a-\u202e]")
+
 
 def alias_key(header: str) -> str:
     """Return the form headers are compared in: case-folded, without spaces, ``_`` or ``-``."""
@@ -153,6 +156,16 @@ def validate_frame(
                 position=id_position,
             )
         text = str(value).strip()
+        invisible = _INVISIBLE.search(text)
+        if invisible:
+            raise DataError(
+                source,
+                f"ID {text!r} contains an invisible character (U+{ord(invisible.group()):04X}); "
+                "delete it so the judge can write the ID back",
+                row=row_label(frame, position),
+                column=id_column,
+                position=id_position,
+            )
         if text in seen:
             first, second = row_label(frame, seen[text]), row_label(frame, position)
             raise DataError(

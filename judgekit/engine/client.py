@@ -302,8 +302,13 @@ class OpenAIJudge:
 
     def _reply(self, response: Any, latency_s: float, attempts: int) -> ChatReply:
         choice = response.choices[0]
+        message = choice.message
+        # DeepSeek and older vLLM send reasoning_content; vLLM and OpenRouter send reasoning
+        reasoning = getattr(message, "reasoning_content", None) or getattr(
+            message, "reasoning", None
+        )
         return ChatReply(
-            text=choice.message.content or "",
+            text=message.content or "",
             model=str(getattr(response, "model", "") or self._model),
             usage=_usage(response),
             latency_s=latency_s,
@@ -311,6 +316,8 @@ class OpenAIJudge:
             request_id=getattr(response, "_request_id", None) or getattr(response, "id", None),
             top_logprobs=_top_logprobs(choice),
             http_attempts=attempts,
+            reasoning=reasoning if isinstance(reasoning, str) else None,
+            refusal=getattr(message, "refusal", None) or None,
         )
 
     async def complete(self, request: ChatRequest) -> ChatReply:

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from judgekit.engine.estimate import COMPLETION_TOKENS_PER_ITEM
 from judgekit.engine.rows import (
     REASK_STATUSES,
     RowContext,
@@ -31,6 +30,7 @@ from judgekit.engine.rows import (
 )
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.tokens import estimate_message_tokens
+from judgekit.formats import get_format
 from judgekit.types import ChatRequest, Item, Status
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def _reply_reserve(session: JudgeSession, rows: int) -> int:
 
 def _expected_reply_tokens(session: JudgeSession, rows: int) -> int:
     """The estimate's guess of a reply's length (as :func:`estimate_cost` guesses it)."""
-    guess = COMPLETION_TOKENS_PER_ITEM[session.rubric.output_format] * rows
+    guess = get_format(session.rubric.output_format).completion_tokens_per_item * rows
     return session.settings.max_tokens or guess
 
 

@@ -6,15 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from judgekit.engine.tokens import estimate_message_tokens
+from judgekit.formats import get_format
 from judgekit.types import ChatRequest, OutputFormat
-
-#: Guessed output tokens per item when ``max_tokens`` is not set.
-COMPLETION_TOKENS_PER_ITEM: dict[str, int] = {
-    "id_score_lines": 6,
-    "rating_json": 60,
-    "score_line": 50,
-    "direct_scoring_json": 400,
-}
 
 
 @dataclass(frozen=True)
@@ -70,7 +63,7 @@ def estimate_cost(
         ValueError: If ``prices`` lacks ``input`` or ``output``.
     """
     prompt = completion = 0
-    per_item = COMPLETION_TOKENS_PER_ITEM[output_format]
+    per_item = get_format(output_format).completion_tokens_per_item
     for (request, n_items), to_send in zip(requests, unsent, strict=True):
         if not to_send:
             continue

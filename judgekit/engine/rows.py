@@ -15,15 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgekit.engine.session import CallOutcome, JudgeSession
-from judgekit.types import JUDGMENT_COLUMNS, ChatReply, Item, ItemVerdict, Status
+from judgekit.formats import expected_score, expected_scores_by_id, get_format
+from judgekit.types import JUDGMENT_COLUMNS, ChatReply, ChatRequest, Item, ItemVerdict, Status
 
 #: Statuses that trigger a re-ask of the row.
 REASK_STATUSES: frozenset[Status] = frozenset(
     {Status.MISSING, Status.UNPARSEABLE, Status.OUT_OF_RANGE, Status.DUPLICATE}
 )
-
-#: Formats with one score per reply (their expected score sits after one anchor).
-SINGLE_SCORE_FORMATS: frozenset[str] = frozenset({"rating_json", "score_line"})
 
 #: Columns after :data:`judgekit.types.JUDGMENT_COLUMNS`, in order.
 EXTRA_COLUMNS: tuple[str, ...] = (
@@ -61,17 +59,13 @@ def expected_by_id(session: JudgeSession, reply: ChatReply, ids: Sequence[str]) 
     rubric = session.rubric
     if not session.settings.logprobs or not reply.top_logprobs:
         return {}
-    from judgekit.parsing import expected_score, expected_scores_by_id
-
-    if rubric.output_format == "id_score_lines":
+    anchor = get_format(rubric.output_format).logprob_anchor
+    if anchor == "id":
         found = expected_scores_by_id(reply.top_logprobs, rubric.scale, ids, reply_text=reply.text)
         return {item_id: float(value) for item_id, value in found.items() if value is not None}
-    if rubric.output_format in SINGLE_SCORE_FORMATS and len(ids) == 1:
+    if anchor != "none" and len(ids) == 1:
         value = expected_score(
-            reply.top_logprobs,
-            rubric.scale,
-            output_format=rubric.output_format,
-            reply_text=reply.text,
+            reply.top_logprobs, rubric.scale, anchor=anchor, reply_text=reply.text
         )
         return {} if value is None else {ids[0]: float(value)}
     return {}
@@ -108,7 +102,7 @@ def verdict_row(
         "completion_tokens": reply.usage.completion_tokens,
         "latency_s": reply.latency_s,
         "tolerances": ";".join(tolerances),
-        "raw_reply": reply.text,
+        "raw_reply": reply.text or reply.refusal or "",  # a refusal is the whole reply
         "structured": session.settings.structured,
         "cached_tokens": reply.usage.cached_tokens,
         "finish_reason": reply.finish_reason or "",
@@ -191,7 +185,11 @@ def rows_from_reply(
     reply = outcome.reply
     assert reply is not None, "rows_from_reply needs a reply"
     ids = [item.id for item in items]
-    parsed = session.rubric.parse(reply.text, ids)
+    # what the judge was shown (items and format example): lines copied from it cannot score
+    shown = session.rubric.render(
+        items, variant=context.variant, structured=session.settings.structured
+    )
+    parsed = session.rubric.parse(reply.text, ids, request=ChatRequest(tuple(shown)), reply=reply)
     expected = expected_by_id(session, reply, ids)
     by_id: dict[str, dict[str, Any]] = {}
     foreign: list[dict[str, Any]] = []

@@ -12,9 +12,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from judgekit.formats import get_format, parse_reply
 from judgekit.rubrics.environment import environment, tidy
-from judgekit.rubrics.schemas import reply_schema
-from judgekit.types import Criterion, Item, OutputFormat, ParsedReply, Scale
+from judgekit.types import (
+    ChatReply,
+    ChatRequest,
+    Criterion,
+    Item,
+    OutputFormat,
+    ParsedReply,
+    Scale,
+)
 
 #: Example IDs used in every output-format illustration.
 EXAMPLE_IDS: tuple[str, ...] = ("17", "18", "19")
@@ -118,6 +126,8 @@ class JinjaRubric:
             **self.template_data,
             "rubric_name": self.name,
             "output_format": self.output_format,
+            "format_template": get_format(self.output_format).templates[0],
+            "reminder_template": get_format(self.output_format).templates[1],
             "scale": self.scale,
             "scale_values": ", ".join(str(v) for v in self.scale.allowed),
             "abstain_values": ", ".join(str(v) for v in self.scale.abstain),
@@ -143,7 +153,7 @@ class JinjaRubric:
             if self._prompt_text is not None:
                 text = self._prompt_text
                 if structured:
-                    block = env.get_template(f"common/format_{self.output_format}.j2")
+                    block = env.get_template(get_format(self.output_format).templates[0])
                     text = f"{text.rstrip()}\n\n{tidy(block.render(context))}"
             else:
                 template = env.get_template(f"{self.name}/variants/{variant}.j2")
@@ -223,7 +233,7 @@ class JinjaRubric:
 
     def response_schema(self, item_ids: Sequence[str]) -> dict[str, Any]:
         """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""
-        return reply_schema(self.output_format, self.scale, item_ids, self.criteria)
+        return get_format(self.output_format).schema(self.scale, item_ids, self.criteria)
 
     def response_format(self, item_ids: Sequence[str]) -> dict[str, Any]:
         """The schema wrapped as OpenAI's ``response_format`` (strict JSON schema)."""
@@ -236,14 +246,21 @@ class JinjaRubric:
             },
         }
 
-    def parse(self, text: str, item_ids: Sequence[str]) -> ParsedReply:
-        """Read a reply (plain or JSON form) against the expected IDs via ``parse_reply``."""
-        from judgekit.parsing import parse_reply
-
+    def parse(
+        self,
+        text: str,
+        item_ids: Sequence[str],
+        *,
+        request: ChatRequest | None = None,
+        reply: ChatReply | None = None,
+    ) -> ParsedReply:
+        """Read a reply against the expected IDs via :func:`judgekit.formats.parse_reply`."""
         return parse_reply(
             text,
             output_format=self.output_format,
             scale=self.scale,
             item_ids=item_ids,
             criteria=self.criteria,
+            request=request,
+            reply=reply,
         )

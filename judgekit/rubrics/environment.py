@@ -14,6 +14,8 @@ from pathlib import Path
 
 import jinja2
 
+from judgekit.formats import format_names, get_format
+
 #: The folder that holds ``common/`` and one folder per rubric.
 RUBRICS_DIR: Path = Path(__file__).resolve().parent
 
@@ -50,11 +52,24 @@ def json_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _format_template(name: str) -> str | None:
+    """The text of a registered format's template kept in its own ``template_dir``."""
+    for format_name in format_names():
+        spec = get_format(format_name)
+        if spec.template_dir is not None and name in spec.templates:
+            path = spec.template_dir / Path(name).name
+            return path.read_text(encoding="utf-8") if path.is_file() else None
+    return None
+
+
 @cache
 def environment() -> jinja2.Environment:
     """Return the shared environment (created once)."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(RUBRICS_DIR)),
+        # a format that keeps its two templates outside the package names their folder
+        loader=jinja2.ChoiceLoader(
+            [jinja2.FileSystemLoader(str(RUBRICS_DIR)), jinja2.FunctionLoader(_format_template)]
+        ),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         trim_blocks=True,

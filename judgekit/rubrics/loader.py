@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import yaml
 
+from judgekit.formats import format_names, get_format
 from judgekit.rubrics.base import JinjaRubric
 from judgekit.rubrics.criteria import CriterionLike, common_scale, validate_criteria
 from judgekit.rubrics.environment import RUBRICS_DIR
@@ -116,11 +117,9 @@ def load_rubric(name: str, **params: Any) -> JinjaRubric:
 
 
 def _output_format(value: str, where: str) -> OutputFormat:
-    formats: tuple[OutputFormat, ...] = get_args(OutputFormat)
-    for known in formats:
-        if value == known:
-            return known
-    raise ValueError(f"{where}: unknown output format {value!r}; choose from {formats}")
+    if value not in format_names():
+        raise ValueError(f"{where}: unknown output format {value!r}; choose from {format_names()}")
+    return value
 
 
 def rubric_from_prompt_file(
@@ -165,16 +164,17 @@ def rubric_from_prompt_file(
         )
     if not _NAME_PATTERN.fullmatch(name):
         raise ValueError(f"rubric name {name!r} must be 1-56 letters, digits, '_' or '-'")
+    spec = get_format(_output_format(output_format, str(prompt_path)))
     validated = (
         validate_criteria(criteria, f"{prompt_path}: criteria")
-        if output_format == "direct_scoring_json" or criteria
+        if spec.needs_criteria or criteria
         else ()
     )
     return JinjaRubric(
         name=name,
         description=description or f"User rubric from {prompt_path.name}",
         seed=str(prompt_path),
-        output_format=_output_format(output_format, str(prompt_path)),
+        output_format=spec.name,
         scale=common_scale(validated) if validated else scale,
         batched=batched,
         default_batch_size=default_batch_size or (60 if batched else 1),

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from judgekit.formats import get_format
 from judgekit.simulator.config import MALFORMATION_KINDS, SimulatorConfig
 from judgekit.simulator.faults import Draw
 from judgekit.simulator.reading import JudgeTask
@@ -28,13 +29,18 @@ APPLICABLE_FORMATS = {
 }
 
 
+REFUSAL = "I'm sorry, but I can't help with evaluating this content."
+
+
 @dataclass(frozen=True)
 class ComposedReply:
-    """The reply text, the malformations applied to it, and the finish reason."""
+    """The reply text, the malformations applied to it, the finish reason and side fields."""
 
     text: str
     malformations: tuple[str, ...]
     finish_reason: str
+    reasoning: str | None = None  # sent as the message's reasoning_content
+    refusal: str | None = None  # sent as the message's refusal (content is then null)
 
 
 @dataclass(frozen=True)
@@ -63,13 +69,19 @@ def compose_reply(
         if draw.chance(f"malformed:{kind}", config.malformed.get(kind, 0.0))
         and task.output_format in APPLICABLE_FORMATS.get(kind, (task.output_format,))
     ]
+    if "refusal" in applied:
+        return ComposedReply("", ("refusal",), "stop", refusal=REFUSAL)
+    draft = _render(task, [_contrary(row, task) for row in rows])  # what reasoning drafts
     for kind in CONTENT_KINDS:
         if kind in applied:
             rows = _content_fault(kind, rows, task, draw)
     text = _render(task, rows)
     finish_reason = "stop"
+    if "reasoning_block" in applied:
+        text = f"<think>\nA first draft, to be checked:\n{draft}\n</think>\n\n{text}"
+    spec = get_format(task.output_format)
     if "header" in applied:
-        plain_lines = task.output_format == "id_score_lines" and not task.json_reply
+        plain_lines = spec.batched and not task.json_reply
         text = ("ID,Score\n" if plain_lines else "Evaluation:\n") + text
     if "fence" in applied:
         text = f"```{'json' if text.lstrip().startswith('{') else 'csv'}\n{text}\n```"
@@ -80,7 +92,14 @@ def compose_reply(
     if "truncated" in applied:
         text = text[: max(1, int(len(text) * (0.4 + 0.3 * draw.fraction("truncate_at"))))]
         finish_reason = "length"
-    return ComposedReply(text, tuple(applied), finish_reason)
+    reasoning = f"Draft before checking:\n{draft}" if "reasoning_field" in applied else None
+    return ComposedReply(text, tuple(applied), finish_reason, reasoning=reasoning)
+
+
+def _contrary(row: Row, task: JudgeTask) -> Row:
+    """The row with another score (a draft the final answer contradicts)."""
+    low, high = task.allowed[0], task.allowed[-1]
+    return replace(row, value=float(high if row.value == low else low))
 
 
 def _pick(rows: list[Row], draw: Draw, kind: str) -> int:
@@ -91,21 +110,22 @@ def _content_fault(kind: str, rows: list[Row], task: JudgeTask, draw: Draw) -> l
     """Change what the reply says for one malformation kind."""
     if not rows:
         return rows
+    spec = get_format(task.output_format)
     index = _pick(rows, draw, kind)
     top = task.allowed[-1]
     if kind == "missing_rows":
-        if task.output_format == "direct_scoring_json" and len(rows[index].criteria) > 1:
+        if spec.needs_criteria and len(rows[index].criteria) > 1:
             criteria = rows[index].criteria
             rows[index] = replace(rows[index], criteria=criteria[:-1])
             return rows
-        if task.output_format == "id_score_lines":
+        if spec.batched:
             return rows[:index] + rows[index + 1 :]
         rows[index] = replace(rows[index], value=float("nan"))
         return rows
     if kind == "duplicate_id":
         row = rows[index]
         other = task.allowed[0] if row.value != task.allowed[0] else top
-        if task.output_format == "direct_scoring_json" and row.criteria:
+        if spec.needs_criteria and row.criteria:
             name, score, high = row.criteria[0]
             twin = (name, high if score != high else max(score - 1, 0), high)
             rows[index] = replace(row, criteria=(*row.criteria, twin))
@@ -117,17 +137,18 @@ def _content_fault(kind: str, rows: list[Row], task: JudgeTask, draw: Draw) -> l
         return [*rows, Row(foreign, float(task.allowed[0]), role="foreign")]
     if kind == "out_of_range":
         row = rows[index]
-        if task.output_format == "direct_scoring_json" and row.criteria:
+        if spec.needs_criteria and row.criteria:
             name, _, high = row.criteria[0]
             rows[index] = replace(row, criteria=((name, high + 1, high), *row.criteria[1:]))
         else:
             rows[index] = replace(row, value=float(top + 1))
         return rows
     # echo_injection: a fooled judge repeats score-looking lines that sit inside the items.
-    pattern = ECHO_SCORE_LINE if task.output_format == "score_line" else ECHO_LINE
+    single = not spec.batched
+    pattern = ECHO_SCORE_LINE if single else ECHO_LINE
     for item in task.items:
         for found in pattern.finditer(html.unescape(FIELD_TAG.sub("\n", item.text))):
-            if task.output_format == "score_line":
+            if single:
                 rows.append(Row(item.id, float(found.group(1)), role="echo"))
             else:
                 rows.append(Row(found.group(1), float(found.group(2)), role="echo"))

@@ -22,6 +22,9 @@ MALFORMATION_KINDS: tuple[str, ...] = (
     "out_of_range",  # one score just above the scale's maximum
     "truncated",  # cut the reply mid-way; finish_reason "length"
     "echo_injection",  # copy "ID,score"-looking lines found inside item texts into the reply
+    "reasoning_block",  # a <think> block holding a conflicting draft before the answer
+    "reasoning_field",  # a conflicting draft in a separate reasoning_content field
+    "refusal",  # content null, the refusal text in the message's refusal field
 )
 
 

@@ -261,6 +261,11 @@ class Simulator:
             content = logprobs_content(text, task.allowed, config.logprob_confidence, alternatives)
             logprobs = {"content": content, "refusal": None}
         payload = self._completion(entry, str(body.get("model") or config.model), logprobs)
+        message = payload["choices"][0]["message"]
+        if reply.refusal is not None:
+            message.update(content=None, refusal=reply.refusal)
+        if reply.reasoning is not None:
+            message["reasoning_content"] = reply.reasoning
         return ChatAnswer(200, payload, {"x-request-id": payload["id"]}, delay)
 
     def _completion(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from judgekit.formats import get_format
 from judgekit.simulator.config import SimulatorConfig
 from judgekit.simulator.faults import Draw, unit
 from judgekit.simulator.reading import CriterionSpec, JudgeTask, SimItem
@@ -94,7 +95,7 @@ def score_items(task: JudgeTask, config: SimulatorConfig, draw: Draw) -> tuple[I
         if item.id in config.abstain_ids:
             results.append(ItemScore(item, float(config.abstain_value), True, source))
             continue
-        if task.output_format == "direct_scoring_json":
+        if get_format(task.output_format).needs_criteria:
             results.append(_direct_score(item, source, criteria, config, draw))
             continue
         base = (

@@ -1,10 +1,17 @@
 """Agreement, reliability and bias statistics for judge validation.
 
-Inputs are long tables (one row per item, rater and score; statuses optional); outputs are tidy
-tables with ``estimate``, ``ci_low``, ``ci_high``, ``n``, ``method`` and, where rows were set
-aside, ``n_dropped`` / ``dropped_reason``. Bootstraps take an explicit seed.
+Inputs are long tables (one row per item, rater and score; statuses optional) read through one
+:class:`Columns` spec; outputs are tidy tables with ``estimate``, ``ci_low``, ``ci_high``,
+``n``, ``method``, ``note`` (why a figure is undefined or its interval not shown) and, where
+rows were set aside, ``n_dropped`` / ``dropped_reason``. Bootstraps take an explicit seed and
+resample whole clusters when ``Columns.cluster`` is set.
+
+Modules by kind: estimators (:mod:`.agreement`, :mod:`.multirater`, :mod:`.correlation`,
+:mod:`.coverage`, :mod:`.consistency`, :mod:`.bias`, :mod:`.position`), tests and their
+families (:mod:`.tests`), and seed 004's validation protocol (:mod:`.protocol`).
 """
 
+from judgekit.stats._prep import Columns
 from judgekit.stats.agreement import (
     agreement_rates,
     cohen_kappa,
@@ -16,6 +23,12 @@ from judgekit.stats.agreement import (
     pairwise_kappa,
 )
 from judgekit.stats.bias import length_bias, self_preference
+from judgekit.stats.consistency import (
+    ParaphraseSensitivity,
+    RunConsistency,
+    paraphrase_sensitivity,
+    run_consistency,
+)
 from judgekit.stats.correlation import correlation, correlation_from_pairs
 from judgekit.stats.coverage import Coverage, score_coverage
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
@@ -26,26 +39,11 @@ from judgekit.stats.position import (
     position_effects,
     position_profile,
 )
-from judgekit.stats.reliability import (
-    ParaphraseSensitivity,
-    RunConsistency,
-    human_agreement,
-    paraphrase_sensitivity,
-    run_consistency,
-)
-from judgekit.stats.seed004 import seed004_report
+from judgekit.stats.protocol import human_agreement, seed004_report
 from judgekit.stats.status import status_summary
-from judgekit.stats.study import (
-    composite_score,
-    grammar_auto_zero,
-    hallucination_rate,
-    idk_rate,
-    topic_difficulty,
-    two_group_comparison,
-    value_rate,
-)
 
 __all__ = [
+    "Columns",
     "Coverage",
     "ParaphraseSensitivity",
     "RunConsistency",
@@ -53,18 +51,14 @@ __all__ = [
     "batch_run_summary",
     "batch_size_sensitivity",
     "cohen_kappa",
-    "composite_score",
     "confusion_table",
     "confusion_wide",
     "correlation",
     "correlation_from_pairs",
     "disagreement_weights",
     "fleiss_kappa",
-    "grammar_auto_zero",
     "gwet_ac",
-    "hallucination_rate",
     "human_agreement",
-    "idk_rate",
     "kappa_from_pairs",
     "kappa_matrix",
     "krippendorff_alpha",
@@ -79,7 +73,4 @@ __all__ = [
     "seed004_report",
     "self_preference",
     "status_summary",
-    "topic_difficulty",
-    "two_group_comparison",
-    "value_rate",
 ]

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from judgekit.types import Scale, Status
+from judgekit.types import Scale, Status, UsageError
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -33,7 +33,37 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "ci_method",
     "n_dropped",
     "dropped_reason",
+    "note",
 )
+
+#: Fewer units (items, or clusters when clustered) than this and an interval is not reported.
+MIN_INTERVAL_UNITS = 10
+
+
+@dataclass(frozen=True)
+class Columns:
+    """How to read a long table: which column holds what, and which scores mean "abstain".
+
+    Attributes:
+        item: Item column (one rated thing).
+        rater: Rater column (or run / prompt variant, for self-agreement).
+        score: Score column.
+        status: Status column; ignored when absent from the table.
+        cluster: Column grouping items that are not independent (e.g. the question several
+            answers respond to). When set, bootstrap intervals resample whole clusters and the
+            result carries the design effect; an item must sit in one cluster.
+        abstain: Score values meaning "abstain" (merged with a :class:`Scale`'s own).
+    """
+
+    item: str = "item"
+    rater: str = "rater"
+    score: str = "score"
+    status: str | None = "status"
+    cluster: str | None = None
+    abstain: tuple[float, ...] = (-1,)
+
+
+DEFAULT_COLUMNS = Columns()
 
 
 def require_columns(df: pd.DataFrame, columns: Iterable[str], what: str = "input table") -> None:
@@ -75,20 +105,15 @@ class Usable:
     reasons: pd.DataFrame
 
 
-def usable_scores(
-    df: pd.DataFrame,
-    *,
-    item_col: str,
-    rater_col: str,
-    score_col: str,
-    status_col: str | None,
-    abstain: Sequence[float],
-) -> Usable:
+def usable_scores(df: pd.DataFrame, columns: Columns, scale: ScaleLike = None) -> Usable:
     """Split ``df`` into usable scores and dropped rows (reason = status, "abstain", "missing").
 
     Raises:
         ValueError: on a missing column or on two usable scores for the same item and rater.
     """
+    item_col, rater_col, score_col = columns.item, columns.rater, columns.score
+    status_col = columns.status
+    abstain = abstain_values(scale, columns.abstain)
     require_columns(df, [item_col, rater_col, score_col])
     use_status = status_col is not None and status_col in df.columns
     score = pd.to_numeric(df[score_col], errors="coerce").astype(float)
@@ -195,12 +220,84 @@ def pair_scores(usable: Usable, rater_a: object, rater_b: object) -> Pairs:
     )
 
 
+def item_clusters(df: pd.DataFrame, columns: Columns) -> pd.Series | None:
+    """Map each item to its cluster label (None when the columns name no cluster).
+
+    Rows without a cluster value are ignored here; :func:`cluster_codes` refuses an item that
+    is used but has no cluster.
+
+    Raises:
+        ValueError: when the cluster column is missing or differs within an item.
+    """
+    if columns.cluster is None:
+        return None
+    require_columns(df, [columns.item, columns.cluster])
+    pairs = df[[columns.item, columns.cluster]].dropna()
+    spread = pairs.groupby(columns.item, sort=False)[columns.cluster].nunique()
+    if (spread > 1).any():
+        raise UsageError(
+            f"item {spread[spread > 1].index[0]!r} sits in several clusters of column "
+            f"{columns.cluster!r}; an item must belong to one cluster"
+        )
+    mapping = pairs.drop_duplicates(columns.item).set_index(columns.item)[columns.cluster]
+    mapping.name = columns.cluster
+    return mapping
+
+
+def cluster_codes(items: Iterable[object], clusters: pd.Series | None) -> IntArray | None:
+    """0-based cluster index of each item, clusters numbered in sorted label order.
+
+    Raises:
+        ValueError: when a used item has no cluster value.
+    """
+    if clusters is None:
+        return None
+    labels = clusters.reindex(list(items))
+    if labels.isna().any():
+        raise UsageError(
+            f"item {labels.index[labels.isna()][0]!r} has no value in cluster column "
+            f"{clusters.name!r}"
+        )
+    _, codes = np.unique(labels.to_numpy(object).astype(str), return_inverse=True)
+    return codes.ravel().astype(np.int64)
+
+
+def interval_note(
+    low: float, high: float, units: int, what: str = "n", small_ok: bool = False
+) -> str:
+    """Why an interval is not reported (empty when it is fine): too few units or zero width.
+
+    ``small_ok`` exempts intervals built for small samples (Wilson's) from the unit count.
+    """
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return ""
+    if units < MIN_INTERVAL_UNITS and not small_ok:
+        return f"interval degenerate: {what} < {MIN_INTERVAL_UNITS}"
+    if high - low <= 0:
+        return "interval degenerate: zero width (every resample gives the same value)"
+    return ""
+
+
 def result_row(**values: object) -> dict[str, object]:
-    """Return an estimate row with the standard columns first (missing ones as NaN/empty)."""
+    """Return an estimate row with the standard columns first (missing ones as NaN/empty).
+
+    An interval flagged by :func:`interval_note` is blanked (NaN) and the reason goes to
+    ``note``: a zero-width or tiny-sample interval is never shown as precision.
+    """
     row: dict[str, object] = {c: np.nan for c in RESULT_COLUMNS}
     row["n_dropped"] = 0
     row["dropped_reason"] = ""
+    row["note"] = ""
     row.update(values)
+    units = float(row.get("n_clusters", row["n"]))  # type: ignore[arg-type]
+    low, high = float(row["ci_low"]), float(row["ci_high"])  # type: ignore[arg-type]
+    what = "clusters" if "n_clusters" in row else "n"
+    small_ok = str(row["ci_method"]) == "wilson"
+    count = int(units) if np.isfinite(units) else 0
+    degenerate = interval_note(low, high, count, what, small_ok)
+    if degenerate:
+        row["ci_low"] = row["ci_high"] = np.nan
+        row["note"] = "; ".join(t for t in (str(row["note"]), degenerate) if t)
     return row
 
 

@@ -16,6 +16,7 @@ kappa is ``1 - sum(v * O) / sum(v * E)`` with observed and chance-expected cell 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
@@ -28,15 +29,19 @@ from judgekit.stats._bootstrap import (
     SeedLike,
     as_generator,
     normal_ci,
-    pattern_ci,
+    unit_ci,
     wilson_ci,
 )
 from judgekit.stats._prep import (
+    DEFAULT_COLUMNS,
+    Columns,
     FloatArray,
+    IntArray,
     Pairs,
     ScaleLike,
-    abstain_values,
     check_on_scale,
+    cluster_codes,
+    item_clusters,
     level_codes,
     order_columns,
     pair_scores,
@@ -44,6 +49,7 @@ from judgekit.stats._prep import (
     scale_values,
     usable_scores,
 )
+from judgekit.types import UsageError
 
 Weights = Literal["linear", "quadratic"] | None
 WeightBasis = Literal["rank", "value"]
@@ -104,28 +110,41 @@ def kappa_se(table: FloatArray, v: FloatArray) -> float:
     return float(np.sqrt(max(spread, 0.0) / (n * (1 - pe) ** 2)))
 
 
-def _pairs(
-    df: pd.DataFrame,
-    rater_a: object,
-    rater_b: object,
-    scale: ScaleLike,
-    cols: dict[str, str | None],
-    abstain: tuple[float, ...],
-) -> tuple[Pairs, tuple[float, ...]]:
-    usable = usable_scores(
-        df,
-        item_col=str(cols["item"]),
-        rater_col=str(cols["rater"]),
-        score_col=str(cols["score"]),
-        status_col=cols["status"],
-        abstain=abstain_values(scale, abstain),
-    )
+@dataclass(frozen=True)
+class PairedScores:
+    """Two raters' usable scores joined on item, the scale levels, and each item's cluster."""
+
+    pairs: Pairs
+    levels: tuple[float, ...]
+    clusters: IntArray | None
+
+
+def paired_scores(
+    df: pd.DataFrame, rater_a: object, rater_b: object, scale: ScaleLike, columns: Columns
+) -> PairedScores:
+    """Join two raters on item, check the scale, and number each kept item's cluster."""
+    usable = usable_scores(df, columns, scale)
     if scale is not None:
         chosen = usable.scores[usable.scores["rater"].isin([rater_a, rater_b])]
-        check_on_scale(chosen["score"], scale_values(scale, []), str(cols["score"]))
+        check_on_scale(chosen["score"], scale_values(scale, []), columns.score)
     pairs = pair_scores(usable, rater_a, rater_b)
     levels = scale_values(scale, np.concatenate([pairs.a, pairs.b]))
-    return pairs, levels
+    clusters = cluster_codes(pairs.items, item_clusters(df, columns))
+    return PairedScores(pairs=pairs, levels=levels, clusters=clusters)
+
+
+def undefined_reason(a: FloatArray, b: FloatArray, names: tuple[str, str]) -> str:
+    """Why a chance-corrected agreement of two score arrays is undefined (empty when it is not).
+
+    With one rater constant, observed and chance agreement coincide, so kappa is 0 whatever the
+    scores: it measures nothing and is reported as undefined.
+    """
+    if a.size == 0:
+        return "undefined: no usable pairs"
+    flat = [name for name, x in zip(names, (a, b), strict=True) if np.ptp(x) == 0]
+    if len(flat) == 2:
+        return "undefined: both raters constant"
+    return f"undefined: rater {flat[0]} constant" if flat else ""
 
 
 def kappa_from_pairs(
@@ -139,36 +158,45 @@ def kappa_from_pairs(
     n_boot: int = 2000,
     seed: SeedLike | None = None,
     level: float = 0.95,
+    clusters: IntArray | None = None,
+    names: tuple[str, str] = ("A", "B"),
 ) -> dict[str, object]:
-    """Cohen's kappa of two aligned score arrays on ``levels``; returns one result row."""
+    """Cohen's kappa of two aligned score arrays on ``levels``; returns one result row.
+
+    ``clusters`` (0-based cluster index per pair) makes the bootstrap resample whole clusters
+    (see :func:`~judgekit.stats._bootstrap.unit_ci`); it needs a bootstrap ``ci``.
+    """
+    if ci not in ("analytic", "percentile", "bca"):
+        raise ValueError(f"ci must be 'analytic', 'percentile' or 'bca', got {ci!r}")
+    if clusters is not None and ci == "analytic":
+        raise UsageError("a clustered kappa interval needs ci='percentile' or 'bca'")
+    name = "unweighted" if weights is None else f"{weights}-{weight_basis}"
+    row = result_row(n=int(a.size), method=f"cohen_kappa[{name}]", ci_method=ci)
+    reason = undefined_reason(a, b, names)
+    if reason:
+        row["note"] = reason
+        return row
     k = len(levels)
     v = disagreement_weights(levels, weights, weight_basis)
-    cells = np.bincount(level_codes(a, levels) * k + level_codes(b, levels), minlength=k * k)
+    codes = level_codes(a, levels) * k + level_codes(b, levels)
+    cells = np.bincount(codes, minlength=k * k)
     stat = kappa_stat(v)
-    n = int(cells.sum())
-    estimate = float(stat(cells[None].astype(float))[0]) if n else np.nan
-    se = kappa_se(cells.reshape(k, k).astype(float), v) if n else np.nan
+    estimate = float(stat(cells[None].astype(float))[0])
+    se = kappa_se(cells.reshape(k, k).astype(float), v)
     if ci == "analytic":
         # The normal interval can cross kappa's bounds; kappa never exceeds 1 (or falls below -1).
         low, high = (float(np.clip(bound, -1.0, 1.0)) for bound in normal_ci(estimate, se, level))
-    elif ci in ("percentile", "bca"):
-        if n == 0:
-            raise ValueError("no usable pairs: nothing to bootstrap")
-        low, high, _ = pattern_ci(
-            stat, cells, estimate=estimate, n_boot=n_boot, seed=seed, level=level, method=ci
-        )
+        interval: dict[str, object] = {"ci_low": low, "ci_high": high, "se": se}
     else:
-        raise ValueError(f"ci must be 'analytic', 'percentile' or 'bca', got {ci!r}")
-    name = "unweighted" if weights is None else f"{weights}-{weight_basis}"
-    return result_row(
-        estimate=estimate,
-        se=se,
-        ci_low=low,
-        ci_high=high,
-        n=n,
-        method=f"cohen_kappa[{name}]",
-        ci_method=ci,
-    )
+        interval = unit_ci(
+            stat, codes, k * k, clusters,
+            estimate=estimate, n_boot=n_boot, seed=seed, level=level, method=ci,
+        )  # fmt: skip
+        if clusters is None:
+            interval["se"] = se
+        else:
+            interval["ci_method"] = f"{ci}, cluster bootstrap"
+    return result_row(**{**row, "estimate": estimate, **interval})
 
 
 def cohen_kappa(
@@ -183,11 +211,7 @@ def cohen_kappa(
     n_boot: int = 2000,
     seed: SeedLike | None = None,
     level: float = 0.95,
-    item_col: str = "item",
-    rater_col: str = "rater",
-    score_col: str = "score",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Cohen's (weighted) kappa between two raters of a long table, with a CI.
 
@@ -195,14 +219,16 @@ def cohen_kappa(
     joining the two raters on item first; a pair is then dropped when either side is not ``ok``,
     abstains or is missing (counted in ``n_dropped`` / ``dropped_reason``).
 
-    ``se`` is always the Fleiss, Cohen & Everitt (1969) large-sample SE. ``ci="analytic"`` gives
-    ``kappa -/+ z se``; ``"percentile"`` and ``"bca"`` resample items (``n_boot`` replicates,
-    explicit ``seed``; same seed, same interval).
+    ``se`` is the Fleiss, Cohen & Everitt (1969) large-sample SE (the cluster-bootstrap SE when
+    ``columns.cluster`` is set). ``ci="analytic"`` gives ``kappa -/+ z se``; ``"percentile"``
+    and ``"bca"`` resample items, or whole clusters when ``columns.cluster`` names a column
+    (``n_boot`` replicates, explicit ``seed``; same seed, same interval). An undefined kappa
+    (no pairs, a constant rater) is NaN with the reason in ``note``.
 
     Args:
-        df: Long table with item, rater and score columns (status optional).
-        rater_a: Value of ``rater_col`` for the first rater (rows of the confusion table).
-        rater_b: Value of ``rater_col`` for the second rater.
+        df: Long table with item, rater and score columns (status, cluster optional).
+        rater_a: Value of the rater column for the first rater (rows of the confusion table).
+        rater_b: Value of the rater column for the second rater.
         scale: Ordered levels (or a :class:`~judgekit.types.Scale`); default: observed values.
         weights: None (unweighted), "linear" or "quadratic".
         weight_basis: "rank" (equally spaced steps, sklearn's convention) or "value".
@@ -210,28 +236,27 @@ def cohen_kappa(
         n_boot: Bootstrap replicates.
         seed: Seed or generator; required for bootstrap intervals.
         level: Confidence level.
-        item_col: Item column.
-        rater_col: Rater column.
-        score_col: Score column.
-        status_col: Status column (ignored when absent from ``df``).
-        abstain: Score values meaning "abstain" (merged with the scale's own).
+        columns: Column names, cluster and abstention values (:class:`Columns`).
 
     Returns:
         One row: rater_a, rater_b, estimate, se, ci_low, ci_high, n, method, ci_method,
-        n_dropped, dropped_reason.
+        n_dropped, dropped_reason, note; clustered also n_clusters, naive_ci_low,
+        naive_ci_high, design_effect.
     """
-    cols = {"item": item_col, "rater": rater_col, "score": score_col, "status": status_col}
-    pairs, levels = _pairs(df, rater_a, rater_b, scale, cols, abstain)
+    joined = paired_scores(df, rater_a, rater_b, scale, columns)
+    pairs = joined.pairs
     row = kappa_from_pairs(
         pairs.a,
         pairs.b,
-        levels,
+        joined.levels,
         weights=weights,
         weight_basis=weight_basis,
         ci=ci,
         n_boot=n_boot,
         seed=seed,
         level=level,
+        clusters=joined.clusters,
+        names=(str(rater_a), str(rater_b)),
     )
     row.update(rater_a=rater_a, rater_b=rater_b, n_dropped=pairs.n_dropped)
     row["dropped_reason"] = pairs.dropped_reason
@@ -242,23 +267,23 @@ def pairwise_kappa(
     df: pd.DataFrame,
     raters: list[object] | None = None,
     *,
-    rater_col: str = "rater",
+    columns: Columns = DEFAULT_COLUMNS,
     seed: SeedLike | None = None,
     **kappa_options: object,
 ) -> pd.DataFrame:
-    """Cohen's kappa for every pair of raters (or variants, runs: set ``rater_col``).
+    """Cohen's kappa for every pair of raters (or variants, runs: set ``columns.rater``).
 
     Bootstrap pairs draw from one generator built from ``seed``, so the table reproduces.
     Other keyword arguments go to :func:`cohen_kappa`. Returns one row per pair.
     """
-    names = list(pd.unique(df[rater_col])) if raters is None else list(raters)
+    names = list(pd.unique(df[columns.rater])) if raters is None else list(raters)
     rng = None if seed is None else as_generator(seed)
     rows = [
-        cohen_kappa(df, a, b, rater_col=rater_col, seed=rng, **kappa_options)  # type: ignore[arg-type]
+        cohen_kappa(df, a, b, columns=columns, seed=rng, **kappa_options)  # type: ignore[arg-type]
         for a, b in combinations(names, 2)
     ]
     if not rows:
-        raise ValueError(f"need at least two values of {rater_col!r}, got {names}")
+        raise ValueError(f"need at least two values of {columns.rater!r}, got {names}")
     return pd.concat(rows, ignore_index=True)
 
 
@@ -271,6 +296,13 @@ def kappa_matrix(pairwise: pd.DataFrame) -> pd.DataFrame:
     return wide
 
 
+def share_stat(weights: FloatArray) -> FloatArray:
+    """Share of pattern 1 ("hit") among two patterns (miss, hit)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result: FloatArray = weights[:, 1] / weights.sum(axis=1)
+    return result
+
+
 def agreement_rates(
     df: pd.DataFrame,
     rater_a: object,
@@ -278,43 +310,50 @@ def agreement_rates(
     *,
     scale: ScaleLike = None,
     level: float = 0.95,
-    item_col: str = "item",
-    rater_col: str = "rater",
-    score_col: str = "score",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    n_boot: int = 2000,
+    seed: SeedLike | None = None,
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
-    """Exact and within-one-step agreement with Wilson intervals.
+    """Exact and within-one-step agreement with Wilson (or cluster-bootstrap) intervals.
 
     Within-one counts pairs at most one *scale step* apart (on ``(0, 3, 5)``, 0 vs 3 is within
-    one, 0 vs 5 is not), so it depends on the scale passed, not on the raw score gap.
+    one, 0 vs 5 is not), so it depends on the scale passed, not on the raw score gap. With
+    ``columns.cluster`` set the interval is a percentile cluster bootstrap (``n_boot``,
+    ``seed``) instead of Wilson's, which assumes independent items.
 
     Returns:
         Two rows (``statistic`` = "exact", "within_one"): estimate, se, ci_low, ci_high, n,
-        method, ci_method, n_dropped, dropped_reason.
+        method, ci_method, n_dropped, dropped_reason, note (clustered: also the design effect).
     """
-    cols = {"item": item_col, "rater": rater_col, "score": score_col, "status": status_col}
-    pairs, levels = _pairs(df, rater_a, rater_b, scale, cols, abstain)
+    joined = paired_scores(df, rater_a, rater_b, scale, columns)
+    pairs, levels = joined.pairs, joined.levels
     steps = np.abs(level_codes(pairs.a, levels) - level_codes(pairs.b, levels))
     n = steps.size
+    rng = as_generator(seed) if joined.clusters is not None else None
     rows = []
     for name, hits in (("exact", steps == 0), ("within_one", steps <= 1)):
         share = float(hits.mean()) if n else np.nan
         low, high = wilson_ci(float(hits.sum()), n, level)
+        interval: dict[str, object] = {"ci_low": low, "ci_high": high, "ci_method": "wilson"}
+        interval["se"] = float(np.sqrt(share * (1 - share) / n)) if n else np.nan
+        if rng is not None and n:
+            interval = unit_ci(
+                share_stat, hits.astype(np.int64), 2, joined.clusters,
+                estimate=share, n_boot=n_boot, seed=rng, level=level, method="percentile",
+            )  # fmt: skip
+            interval["ci_method"] = "percentile, cluster bootstrap"
         rows.append(
             result_row(
                 statistic=name,
                 rater_a=rater_a,
                 rater_b=rater_b,
                 estimate=share,
-                se=float(np.sqrt(share * (1 - share) / n)) if n else np.nan,
-                ci_low=low,
-                ci_high=high,
                 n=n,
                 method=f"{name}_agreement",
-                ci_method="wilson",
                 n_dropped=pairs.n_dropped,
                 dropped_reason=pairs.dropped_reason,
+                note="" if n else "undefined: no usable pairs",
+                **interval,
             )
         )
     return order_columns(pd.DataFrame(rows), ["statistic", "rater_a", "rater_b"])
@@ -326,19 +365,15 @@ def confusion_table(
     rater_b: object,
     *,
     scale: ScaleLike = None,
-    item_col: str = "item",
-    rater_col: str = "rater",
-    score_col: str = "score",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Tidy confusion table: one row per (level_a, level_b) in scale order, unused cells included.
 
     Returns:
         Columns level_a, level_b, count, share (of paired items), n, n_dropped, dropped_reason.
     """
-    cols = {"item": item_col, "rater": rater_col, "score": score_col, "status": status_col}
-    pairs, levels = _pairs(df, rater_a, rater_b, scale, cols, abstain)
+    joined = paired_scores(df, rater_a, rater_b, scale, columns)
+    pairs, levels = joined.pairs, joined.levels
     k = len(levels)
     cells = np.bincount(
         level_codes(pairs.a, levels) * k + level_codes(pairs.b, levels), minlength=k * k

@@ -15,15 +15,20 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, stats
 
-from judgekit.stats._bootstrap import PatternStat, SeedLike, pattern_ci, unique_patterns
+from judgekit.stats._bootstrap import PatternStat, SeedLike, unique_patterns, unit_ci
 from judgekit.stats._prep import (
+    DEFAULT_COLUMNS,
+    Columns,
     FloatArray,
     IntArray,
+    cluster_codes,
+    item_clusters,
     order_columns,
     pair_scores,
     result_row,
     usable_scores,
 )
+from judgekit.types import UsageError
 
 CorrMethod = Literal["pearson", "spearman", "kendall"]
 CorrCI = Literal["fisher", "percentile", "bca"]
@@ -84,6 +89,21 @@ def correlation_stat(x: FloatArray, y: FloatArray, method: CorrMethod) -> Patter
     return tau_b
 
 
+def _fisher(estimate: float, n: int, method: CorrMethod, level: float) -> dict[str, object]:
+    """Fisher-z interval (module notes); empty when too few pairs or no estimate."""
+    factor, offset = _FISHER_VARIANCE[method]
+    if n <= offset or not np.isfinite(estimate):
+        return {}
+    se_z = np.sqrt(factor / (n - offset))
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    centre = np.arctanh(np.clip(estimate, -0.999999, 0.999999))
+    return {
+        "ci_low": float(np.tanh(centre - z * se_z)),
+        "ci_high": float(np.tanh(centre + z * se_z)),
+        "se": float(se_z * (1 - estimate**2)),
+    }
+
+
 def correlation_from_pairs(
     a: FloatArray,
     b: FloatArray,
@@ -93,44 +113,49 @@ def correlation_from_pairs(
     n_boot: int = 2000,
     seed: SeedLike | None = None,
     level: float = 0.95,
+    clusters: IntArray | None = None,
+    names: tuple[str, str] = ("A", "B"),
 ) -> dict[str, object]:
-    """Correlation of two aligned arrays with its interval and scipy's p-value; one result row."""
+    """Correlation of two aligned arrays with its interval and scipy's p-value; one result row.
+
+    ``clusters`` (0-based cluster per pair) makes the bootstrap resample whole clusters; it
+    needs ``ci="percentile"`` or ``"bca"`` (scipy's p-value still assumes independent pairs).
+    """
     if method not in _FISHER_VARIANCE:
         raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
+    if ci not in ("fisher", "percentile", "bca"):
+        raise ValueError(f"ci must be fisher, percentile or bca, got {ci!r}")
+    if clusters is not None and ci == "fisher":
+        raise UsageError("a clustered correlation interval needs ci='percentile' or 'bca'")
     n = a.size
     test = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
-    if n >= 3 and np.ptp(a) > 0 and np.ptp(b) > 0:
+    flat = [name for name, x in zip(names, (a, b), strict=True) if n and np.ptp(x) == 0]
+    note = "undefined: fewer than 3 pairs" if n < 3 else ""
+    if flat and not note:
+        note = f"undefined: rater {' and '.join(flat)} constant"
+    estimate = p_value = np.nan
+    if not note:
         res = test[method](a, b)
         estimate, p_value = float(res.statistic), float(res.pvalue)
-    else:
-        estimate = p_value = np.nan
-    factor, offset = _FISHER_VARIANCE[method]
-    se = low = high = np.nan
+    interval: dict[str, object] = {}
     if ci == "fisher":
-        if n > offset and np.isfinite(estimate):
-            se_z = np.sqrt(factor / (n - offset))
-            z = float(stats.norm.ppf(0.5 + level / 2))
-            centre = np.arctanh(np.clip(estimate, -0.999999, 0.999999))
-            low, high = float(np.tanh(centre - z * se_z)), float(np.tanh(centre + z * se_z))
-            se = float(se_z * (1 - estimate**2))
-    elif ci in ("percentile", "bca"):
-        rows = np.column_stack([a, b])
-        patterns, counts, _ = unique_patterns(rows)
+        interval = _fisher(estimate, n, method, level)
+    elif not note:
+        patterns, _, pattern_of_pair = unique_patterns(np.column_stack([a, b]))
         stat = correlation_stat(patterns[:, 0], patterns[:, 1], method)
-        low, high, se = pattern_ci(
-            stat, counts, estimate=estimate, n_boot=n_boot, seed=seed, level=level, method=ci
-        )
-    else:
-        raise ValueError(f"ci must be fisher, percentile or bca, got {ci!r}")
+        interval = unit_ci(
+            stat, pattern_of_pair, len(patterns), clusters,
+            estimate=estimate, n_boot=n_boot, seed=seed, level=level, method=ci,
+        )  # fmt: skip
+    clustered = ", cluster bootstrap" if clusters is not None else ""
     return result_row(
         estimate=estimate,
-        se=se,
-        ci_low=low,
-        ci_high=high,
         n=n,
         method=method,
-        ci_method=ci,
+        ci_method=ci + clustered,
         p_value=p_value,
+        note=note,
+        **interval,
     )
 
 
@@ -144,44 +169,38 @@ def correlation(
     n_boot: int = 2000,
     seed: SeedLike | None = None,
     level: float = 0.95,
-    item_col: str = "item",
-    rater_col: str = "rater",
-    score_col: str = "score",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Correlation between two raters' scores, paired on item before unusable rows are dropped.
 
     Args:
-        df: Long table with item, rater and score columns (status optional).
+        df: Long table with item, rater and score columns (status, cluster optional).
         rater_a: First rater.
         rater_b: Second rater.
         method: "pearson", "spearman" or "kendall" (tau-b).
-        ci: "fisher" (see module notes), "percentile" or "bca" (items resampled).
+        ci: "fisher" (see module notes), "percentile" or "bca" (items, or clusters when
+            ``columns.cluster`` is set, resampled).
         n_boot: Bootstrap replicates.
         seed: Seed or generator, required for bootstrap intervals.
         level: Confidence level.
-        item_col: Item column.
-        rater_col: Rater column.
-        score_col: Score column.
-        status_col: Status column (ignored when absent from ``df``).
-        abstain: Score values meaning "abstain".
+        columns: Column names, abstention values and the cluster column.
 
     Returns:
         One row: rater_a, rater_b, estimate, se, ci_low, ci_high, n, method, ci_method,
-        n_dropped, dropped_reason, p_value (scipy's test of zero correlation).
+        n_dropped, dropped_reason, note, p_value (scipy's test of zero correlation).
     """
-    usable = usable_scores(
-        df,
-        item_col=item_col,
-        rater_col=rater_col,
-        score_col=score_col,
-        status_col=status_col,
-        abstain=abstain,
-    )
+    usable = usable_scores(df, columns)
     pairs = pair_scores(usable, rater_a, rater_b)
     row = correlation_from_pairs(
-        pairs.a, pairs.b, method=method, ci=ci, n_boot=n_boot, seed=seed, level=level
+        pairs.a,
+        pairs.b,
+        method=method,
+        ci=ci,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        clusters=cluster_codes(pairs.items, item_clusters(df, columns)),
+        names=(str(rater_a), str(rater_b)),
     )
     row.update(rater_a=rater_a, rater_b=rater_b, n_dropped=pairs.n_dropped)
     row["dropped_reason"] = pairs.dropped_reason

@@ -10,8 +10,9 @@ import pandas as pd
 from scipy import stats
 
 from judgekit.stats._prep import (
+    DEFAULT_COLUMNS,
+    Columns,
     ScaleLike,
-    abstain_values,
     check_on_scale,
     describe_drops,
     scale_values,
@@ -106,11 +107,7 @@ def score_coverage(
     human: object | None = None,
     test: DistributionTest = "chi2",
     min_share_used: float = 1.0,
-    rater_col: str = "rater",
-    score_col: str = "score",
-    item_col: str = "item",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> Coverage:
     """Counts per scale level per rater, share of the scale used, entropy, human comparison.
 
@@ -121,21 +118,16 @@ def score_coverage(
     left out) and the total-variation distance ``0.5 * sum |p_judge - p_human|``. The test
     treats the two samples as independent; when both rated the same items this is only a
     rough guide (a paired test of marginal homogeneity, e.g. Stuart-Maxwell, is the exact one).
+    With ``columns.cluster`` set the note says so too: clustered items make it rougher still
+    (coverage itself has no interval, so there is nothing to resample).
 
     Returns:
         A :class:`Coverage` with tidy ``counts`` and per-rater ``summary``.
     """
     levels = scale_values(scale, [])
-    usable = usable_scores(
-        df,
-        item_col=item_col,
-        rater_col=rater_col,
-        score_col=score_col,
-        status_col=status_col,
-        abstain=abstain_values(scale, abstain),
-    )
-    check_on_scale(usable.scores["score"], levels, score_col)
-    raters = list(pd.unique(df[rater_col]))
+    usable = usable_scores(df, columns, scale)
+    check_on_scale(usable.scores["score"], levels, columns.score)
+    raters = list(pd.unique(df[columns.rater]))
     table = (
         pd.crosstab(usable.scores["rater"], usable.scores["score"])
         .reindex(index=raters, columns=list(levels), fill_value=0)
@@ -152,7 +144,7 @@ def score_coverage(
     )
     counts["share"] = counts["count"] / counts.groupby("rater")["count"].transform("sum")
     if human is not None and human not in raters:
-        raise ValueError(f"human rater {human!r} not found in column {rater_col!r}")
+        raise ValueError(f"human rater {human!r} not found in column {columns.rater!r}")
     rows = []
     for rater, values in zip(raters, matrix, strict=True):
         used = int((values > 0).sum())
@@ -173,6 +165,12 @@ def score_coverage(
         }
         if human is not None and rater != human:
             row.update(_compare(values, matrix[raters.index(human)], test))
+            p_value = row["p_value"]
+            if columns.cluster is not None and isinstance(p_value, float) and np.isfinite(p_value):
+                clustered = (
+                    f"items cluster by {columns.cluster!r}: the p-value assumes independence"
+                )
+                row["note"] = "; ".join(t for t in (str(row["note"]), clustered) if t)
         row["threshold"] = min_share_used
         row["passed"] = bool(used / len(levels) >= min_share_used) if values.sum() else None
         rows.append(row)

@@ -8,19 +8,24 @@ are not ``ok``, abstain or are missing are dropped first and counted in ``droppe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._bootstrap import PatternStat, SeedLike, pattern_ci, unique_patterns
+from judgekit.stats._bootstrap import PatternStat, SeedLike, unique_patterns, unit_ci
 from judgekit.stats._prep import (
+    DEFAULT_COLUMNS,
+    Columns,
     FloatArray,
     IntArray,
     ScaleLike,
-    abstain_values,
     check_on_scale,
+    cluster_codes,
     describe_drops,
+    item_clusters,
     level_codes,
     result_row,
     scale_values,
@@ -32,41 +37,40 @@ AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
 BootCI = Literal["percentile", "bca"] | None
 
 
-def item_level_counts(
-    df: pd.DataFrame,
-    *,
-    scale: ScaleLike,
-    min_ratings: int,
-    item_col: str,
-    rater_col: str,
-    score_col: str,
-    status_col: str | None,
-    abstain: tuple[float, ...],
-) -> tuple[IntArray, tuple[float, ...], tuple[int, str]]:
-    """Per-item counts per scale level (items with ``min_ratings`` usable ratings or more).
+@dataclass(frozen=True)
+class LevelCounts:
+    """Per-item counts per scale level, the levels, what was dropped, and each item's cluster.
 
-    Returns:
-        (counts of shape items x levels, levels, (number of ratings dropped, drop summary)).
+    Attributes:
+        counts: Items x levels (items with at least ``min_ratings`` usable ratings).
+        levels: The scale levels.
+        dropped: (number of ratings dropped, "reason: count; ..." summary).
+        clusters: 0-based cluster index per kept item, or None when not clustered.
     """
-    usable = usable_scores(
-        df,
-        item_col=item_col,
-        rater_col=rater_col,
-        score_col=score_col,
-        status_col=status_col,
-        abstain=abstain_values(scale, abstain),
-    )
+
+    counts: IntArray
+    levels: tuple[float, ...]
+    dropped: tuple[int, str]
+    clusters: IntArray | None
+
+
+def item_level_counts(
+    df: pd.DataFrame, *, scale: ScaleLike, min_ratings: int, columns: Columns
+) -> LevelCounts:
+    """Count each item's usable ratings per level (items rated ``min_ratings`` times or more)."""
+    usable = usable_scores(df, columns, scale)
     scores = usable.scores
     levels = scale_values(scale, scores["score"])
-    check_on_scale(scores["score"], levels, score_col)
-    item_codes, _ = pd.factorize(scores["item"])
+    check_on_scale(scores["score"], levels, columns.score)
+    item_codes, item_names = pd.factorize(scores["item"])
     n_items = int(item_codes.max()) + 1 if item_codes.size else 0
     flat = item_codes * len(levels) + level_codes(scores["score"], levels)
     counts = np.bincount(flat, minlength=n_items * len(levels)).reshape(n_items, len(levels))
     sparse = counts.sum(axis=1) < min_ratings
     reasons = list(usable.reasons["reason"])
     reasons += ["item with a single rating"] * int(counts[sparse].sum())
-    return counts[~sparse], levels, describe_drops(reasons)
+    clusters = cluster_codes(list(item_names[~sparse]), item_clusters(df, columns))
+    return LevelCounts(counts[~sparse], levels, describe_drops(reasons), clusters)
 
 
 def _alpha_deltas(levels: tuple[float, ...], metric: AlphaLevel) -> FloatArray | None:
@@ -157,40 +161,51 @@ def chance_corrected_stat(patterns: IntArray, agree: FloatArray, chance: str) ->
     return stat
 
 
+def no_variation(counts: IntArray, constant_ok: bool = False) -> str:
+    """The reason a chance-corrected coefficient is undefined, from item x level counts.
+
+    Alpha and Fleiss' kappa are 0/0 when every rating sits on one level; Gwet's AC is defined
+    there (``constant_ok``).
+    """
+    if counts.sum() == 0:
+        return "undefined: no usable ratings"
+    if not constant_ok and (counts.sum(axis=0) > 0).sum() < 2:
+        return "undefined: every rating on one level"
+    return ""
+
+
 def _estimate(
-    stat: PatternStat,
-    pattern_counts: IntArray,
+    stat_of: Callable[[IntArray], PatternStat],
+    data: LevelCounts,
     *,
     method: str,
     ci: BootCI,
     n_boot: int,
     seed: SeedLike | None,
     level: float,
-    dropped: tuple[int, str],
+    constant_ok: bool = False,
 ) -> pd.DataFrame:
+    patterns, pattern_counts, pattern_of_item = unique_patterns(data.counts)
+    stat = stat_of(patterns)
     n = int(pattern_counts.sum())
-    estimate = float(stat(pattern_counts[None].astype(float))[0]) if n else np.nan
-    low = high = se = np.nan
-    if ci is not None and n:
-        low, high, se = pattern_ci(
-            stat,
-            pattern_counts,
-            estimate=estimate,
-            n_boot=n_boot,
-            seed=seed,
-            level=level,
-            method=ci,
-        )
+    reason = no_variation(data.counts, constant_ok)
+    estimate = np.nan if reason else float(stat(pattern_counts[None].astype(float))[0])
+    interval: dict[str, object] = {}
+    if ci is not None and not reason:
+        interval = unit_ci(
+            stat, pattern_of_item, len(patterns), data.clusters,
+            estimate=estimate, n_boot=n_boot, seed=seed, level=level, method=ci,
+        )  # fmt: skip
+    clustered = ", cluster bootstrap" if data.clusters is not None and ci else ""
     row = result_row(
         estimate=estimate,
-        se=se,
-        ci_low=low,
-        ci_high=high,
         n=n,
         method=method,
-        ci_method=ci or "none",
-        n_dropped=dropped[0],
-        dropped_reason=dropped[1],
+        ci_method=(ci or "none") + clustered,
+        n_dropped=data.dropped[0],
+        dropped_reason=data.dropped[1],
+        note=reason,
+        **interval,
     )
     return pd.DataFrame([row])
 
@@ -204,11 +219,7 @@ def krippendorff_alpha(
     n_boot: int = 2000,
     seed: SeedLike | None = None,
     level: float = 0.95,
-    item_col: str = "item",
-    rater_col: str = "rater",
-    score_col: str = "score",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Krippendorff's alpha for any number of raters with missing ratings.
 
@@ -222,41 +233,27 @@ def krippendorff_alpha(
         df: Long table, one row per item and rater (status optional).
         level_of_measurement: "nominal", "ordinal", "interval" or "ratio".
         scale: Ordered levels or a :class:`~judgekit.types.Scale`; default: observed values.
-        ci: None (no interval), "percentile" or "bca" (items resampled, explicit ``seed``).
+        ci: None (no interval), "percentile" or "bca" (items or clusters resampled, explicit
+            ``seed``).
         n_boot: Bootstrap replicates.
         seed: Seed or generator for the bootstrap.
         level: Confidence level.
-        item_col: Item column.
-        rater_col: Rater column (or run / variant column).
-        score_col: Score column.
-        status_col: Status column (ignored when absent from ``df``).
-        abstain: Score values meaning "abstain" (merged with the scale's own).
+        columns: Column names, abstention values and the cluster column; with a cluster the
+            bootstrap resamples whole clusters and the row adds the design effect.
 
     Returns:
         One row: estimate, se (bootstrap SE or NaN), ci_low, ci_high, n (items used), method,
         ci_method, n_dropped (ratings set aside), dropped_reason.
     """
-    counts, levels, dropped = item_level_counts(
-        df,
-        scale=scale,
-        min_ratings=2,
-        item_col=item_col,
-        rater_col=rater_col,
-        score_col=score_col,
-        status_col=status_col,
-        abstain=abstain,
-    )
-    patterns, pattern_counts, _ = unique_patterns(counts)
-    stat = alpha_stat(patterns, levels, level_of_measurement)
+    data = item_level_counts(df, scale=scale, min_ratings=2, columns=columns)
     return _estimate(
-        stat,
-        pattern_counts,
+        lambda patterns: alpha_stat(patterns, data.levels, level_of_measurement),
+        data,
         method=f"krippendorff_alpha[{level_of_measurement}]",
         ci=ci,
         n_boot=n_boot,
         seed=seed,
         level=level,
-        dropped=dropped,
     )
 
 
@@ -268,11 +265,7 @@ def fleiss_kappa(
     n_boot: int = 2000,
     seed: SeedLike | None = None,
     level: float = 0.95,
-    item_col: str = "item",
-    rater_col: str = "rater",
-    score_col: str = "score",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Fleiss' (1971) kappa for many raters (nominal; raters need not be the same people).
 
@@ -281,26 +274,15 @@ def fleiss_kappa(
     (2014) generalisation (see :func:`chance_corrected_stat`), as R/Python irrCAC do.
     Arguments and the returned row are as in :func:`krippendorff_alpha`.
     """
-    counts, _, dropped = item_level_counts(
-        df,
-        scale=scale,
-        min_ratings=1,
-        item_col=item_col,
-        rater_col=rater_col,
-        score_col=score_col,
-        status_col=status_col,
-        abstain=abstain,
-    )
-    patterns, pattern_counts, _ = unique_patterns(counts)
+    data = item_level_counts(df, scale=scale, min_ratings=1, columns=columns)
     return _estimate(
-        chance_corrected_stat(patterns, np.eye(counts.shape[1]), "fleiss"),
-        pattern_counts,
+        lambda patterns: chance_corrected_stat(patterns, np.eye(len(data.levels)), "fleiss"),
+        data,
         method="fleiss_kappa",
         ci=ci,
         n_boot=n_boot,
         seed=seed,
         level=level,
-        dropped=dropped,
     )
 
 
@@ -314,11 +296,7 @@ def gwet_ac(
     n_boot: int = 2000,
     seed: SeedLike | None = None,
     level: float = 0.95,
-    item_col: str = "item",
-    rater_col: str = "rater",
-    score_col: str = "score",
-    status_col: str | None = "status",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Gwet's AC1 (``weights=None``) or AC2 (linear / quadratic weights) for many raters.
 
@@ -329,28 +307,18 @@ def gwet_ac(
     :func:`~judgekit.stats.agreement.cohen_kappa`; the other arguments and the returned row are
     as in :func:`krippendorff_alpha`.
     """
-    counts, levels, dropped = item_level_counts(
-        df,
-        scale=scale,
-        min_ratings=1,
-        item_col=item_col,
-        rater_col=rater_col,
-        score_col=score_col,
-        status_col=status_col,
-        abstain=abstain,
-    )
-    if len(levels) < 2:
-        raise ValueError(f"Gwet's AC needs a scale with at least two levels, got {levels}")
-    agree = 1.0 - disagreement_weights(levels, weights, weight_basis)
-    patterns, pattern_counts, _ = unique_patterns(counts)
+    data = item_level_counts(df, scale=scale, min_ratings=1, columns=columns)
+    if len(data.levels) < 2:
+        raise ValueError(f"Gwet's AC needs a scale with at least two levels, got {data.levels}")
+    agree = 1.0 - disagreement_weights(data.levels, weights, weight_basis)
     name = "gwet_ac1" if weights is None else f"gwet_ac2[{weights}-{weight_basis}]"
     return _estimate(
-        chance_corrected_stat(patterns, agree, "gwet"),
-        pattern_counts,
+        lambda patterns: chance_corrected_stat(patterns, agree, "gwet"),
+        data,
         method=name,
         ci=ci,
         n_boot=n_boot,
         seed=seed,
         level=level,
-        dropped=dropped,
+        constant_ok=True,
     )

@@ -125,7 +125,7 @@ def _describe(dropped: Counter[str]) -> tuple[int, str]:
 
 
 def _group_effects(
-    data: pd.DataFrame, terms: Sequence[str], adjust: Adjust, level: float
+    data: pd.DataFrame, terms: Sequence[str], adjust: Adjust, level: float, cluster_col: str
 ) -> dict[str, dict[str, object]]:
     """Fit one group; one result per term (NaN with a note when a term is not identified)."""
     results: dict[str, dict[str, object]] = {}
@@ -149,7 +149,7 @@ def _group_effects(
         outcome = outcome - outcome.groupby(data["item_id"]).transform("mean")
     else:
         design.insert(0, "Intercept", 1.0)
-    groups = pd.factorize(data["item_id"])[0]
+    groups = pd.factorize(data[cluster_col])[0]
     fit = sm.OLS(outcome.astype("float64"), design).fit(
         cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
     )
@@ -175,6 +175,7 @@ def position_effects(
     group_col: str | None = None,
     first_ask_only: bool = True,
     level: float = 0.95,
+    cluster_col: str | None = None,
 ) -> pd.DataFrame:
     """Slope of the judge's score per step of batch position and of batch number.
 
@@ -187,12 +188,14 @@ def position_effects(
         group_col: Fit each value of this column separately (e.g. ``"mode"``).
         first_ask_only: Leave out rows settled by a re-ask (their position is not comparable).
         level: Confidence level of the intervals.
+        cluster_col: Column of ``judgments`` to cluster the SEs on (e.g. the question several
+            items answer; items must nest in it). Default: the item.
 
     Returns:
         One row per group and term: ``estimate`` (score points per step), ``se`` (clustered on
-        items), ``ci_low``, ``ci_high``, ``p_value``, ``span`` (max - min of the term), ``n``,
-        ``n_items``, ``adjust``, ``method``, ``n_dropped``, ``dropped_reason`` and ``note``
-        (why a term has no estimate, e.g. it never varies).
+        items, or on ``cluster_col``), ``ci_low``, ``ci_high``, ``p_value``, ``span`` (max -
+        min of the term), ``n``, ``n_items``, ``adjust``, ``method``, ``n_dropped``,
+        ``dropped_reason`` and ``note`` (why a term has no estimate, e.g. it never varies).
 
     Raises:
         ValueError: On a missing column, an unknown ``adjust`` or no human score when needed.
@@ -201,7 +204,8 @@ def position_effects(
         raise ValueError(f"adjust must be 'item', 'human' or 'difference', got {adjust!r}")
     if adjust != "item" and human is None:
         raise ValueError(f"adjust={adjust!r} needs the human scores (human=...)")
-    needed = dict.fromkeys([*NEEDED_COLUMNS, *terms, *([group_col] if group_col else [])])
+    extra = [c for c in (group_col, cluster_col) if c]
+    needed = dict.fromkeys([*NEEDED_COLUMNS, *terms, *extra])
     missing = [column for column in needed if column not in judgments.columns]
     if missing:
         raise ValueError(f"judgments: missing column(s) {missing}")
@@ -209,10 +213,11 @@ def position_effects(
     for term in terms:
         rows[term] = rows[term].astype("float64")
     n_dropped, reason = _describe(dropped)
+    clusters = cluster_col or "item_id"
     grouped = [("all", rows)] if group_col is None else list(rows.groupby(group_col, sort=False))
     records = []
     for group, data in grouped:
-        fitted = _group_effects(data, terms, adjust, level) if len(data) else {}
+        fitted = _group_effects(data, terms, adjust, level, clusters) if len(data) else {}
         for term in terms:
             result = fitted.get(term, {"note": "no usable rows"})
             records.append(
@@ -229,7 +234,7 @@ def position_effects(
                     "n": len(data),
                     "n_items": int(data["item_id"].nunique()),
                     "adjust": adjust,
-                    "method": "ols, item-clustered SE",
+                    "method": f"ols, {'item' if cluster_col is None else cluster_col}-clustered SE",
                     "n_dropped": n_dropped,
                     "dropped_reason": reason,
                 }

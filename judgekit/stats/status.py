@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from judgekit.stats._prep import require_columns
+from judgekit.stats._prep import DEFAULT_COLUMNS, Columns, require_columns
 from judgekit.types import Status
 
 
@@ -14,9 +14,7 @@ def status_summary(
     df: pd.DataFrame,
     *,
     by: Sequence[str] = ("model", "variant"),
-    status_col: str = "status",
-    score_col: str | None = "score",
-    abstain: tuple[float, ...] = (-1,),
+    columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Count and rate of each status per group; every known status appears, zero counts included.
 
@@ -26,18 +24,18 @@ def status_summary(
     Args:
         df: Long judgments table (e.g. the engine's, columns ``model``, ``variant``, ``status``).
         by: Grouping columns (judge, variant, ...); those absent from ``df`` are skipped.
-        status_col: Status column.
-        score_col: Score column used to spot abstention values (None: status only).
-        abstain: Score values meaning "abstain".
+        columns: The status column, and the score column and abstention values used to spot
+            an ``ok`` row that abstains (scores ignored when the score column is absent).
 
     Returns:
         Columns: the ``by`` columns, status, count, n (rows in the group), rate.
     """
+    status_col = columns.status or "status"
     require_columns(df, [status_col])
     groups = [c for c in by if c in df.columns]
     status = df[status_col].astype(str)
-    if score_col is not None and score_col in df.columns:
-        is_abstain = (status == Status.OK.value) & df[score_col].isin(list(abstain))
+    if columns.score in df.columns:
+        is_abstain = (status == Status.OK.value) & df[columns.score].isin(list(columns.abstain))
         status = status.mask(is_abstain, Status.ABSTAIN.value)
     known = [s.value for s in Status]
     levels = known + sorted(set(status) - set(known))

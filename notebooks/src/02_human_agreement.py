@@ -21,6 +21,7 @@ run: int = 1  # run compared with the human
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
+cluster_column: str = "question"  # items of one question resampled together (empty: none)
 threshold: float = 0.8  # seed 004's agreement gate for the quadratic weighted kappa
 min_expected_kappa: float = -1.0  # assert every quadratic kappa reaches this; -1 checks nothing
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
@@ -35,8 +36,9 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
+from judgekit.stats import Columns
 from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
-from judgekit.stats.seed004 import seed004_report
+from judgekit.stats.protocol import seed004_report
 from judgekit.tidy import (
     HUMAN,
     final_verdicts,
@@ -104,6 +106,36 @@ if pairs:
 # **Figure: judge-versus-human kappa per rubric and weighting.** Dots are the estimates, bars
 # their 95% intervals; dotted lines mark 0.6 and 0.8. Weighted kappas credit near misses on
 # the ordinal scale, so they sit above the unweighted one when disagreements are small.
+
+# %% [markdown]
+# ## Items that share a question
+#
+# Several answers to one question are alike, so the items are not independent. Resampling
+# whole questions (cluster bootstrap, percentile) instead of single items gives the honest
+# interval; the design effect is its width over the item-resampling one.
+
+# %%
+has_cluster = bool(cluster_column) and all(cluster_column in t.columns for t in long.values())
+by_question = Columns(cluster=cluster_column) if has_cluster else None
+clustered = pd.concat(
+    [
+        cohen_kappa(
+            long[r], j, HUMAN, scale=scales[r], weights="quadratic", ci="percentile",
+            n_boot=n_boot, seed=seed, columns=by_question,
+        ).assign(rubric=r)
+        for r, j in pairs
+    ]
+    if by_question is not None
+    else [pd.DataFrame()],
+    ignore_index=True,
+)  # fmt: skip
+write_table(clustered, tables / "kappa_quadratic_clustered.csv")
+if clustered.empty:
+    print(f"no cluster column {cluster_column!r}: the intervals above treat items as independent")
+else:
+    print(f"design effect = clustered width / item-resampling width (cluster: {cluster_column})")
+    shown = ["rubric", "rater_a", "estimate", "naive_ci_low", "naive_ci_high", "ci_low"]
+    display(clustered[[*shown, "ci_high", "n_clusters", "design_effect", "note"]])
 
 # %%
 rates = pd.concat(

@@ -18,6 +18,7 @@ target: float = 1.0  # share of identical items required (seed 004: 1.0)
 ci_method: str = "bca"  # interval of kappa and alpha: "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
+cluster_column: str = "question"  # items of one question resampled together (empty: none)
 min_expected_identical: float = 0.0  # assert every share identical reaches this; 0 checks nothing
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "run_consistency"
@@ -31,7 +32,8 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
-from judgekit.stats.reliability import run_consistency
+from judgekit.stats import Columns
+from judgekit.stats.consistency import run_consistency
 from judgekit.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
 
 plots.apply_style()
@@ -87,7 +89,8 @@ if summaries:
 # **Figure: how often an item's score changed across runs.** For each judge and rubric, the
 # share of items by flip rate (the share of runs that differ from the item's most common
 # score); the legend gives the share of items scored identically in every run. Items without
-# a usable score in some run are left out and counted in the table above.
+# a usable score in some run count as not identical in the headline share; the
+# `share_identical_among_complete` row leaves them out.
 
 # %% [markdown]
 # ## The items that moved
@@ -96,3 +99,36 @@ if summaries:
 if per_item:
     moved = items[items["flip_rate"] > 0].sort_values("flip_rate", ascending=False)
     display(moved[["rubric", "judge", "item", "n_runs", "n_distinct", "modal_score", "flip_rate"]])
+
+# %% [markdown]
+# ## Items that share a question
+#
+# The same statistics with whole questions resampled (answers to one question are alike); the
+# design effect is the clustered interval's width over the item-resampling one.
+
+# %%
+clustered_rows = []
+for rubric in pd.unique(verdicts["rubric"]) if cluster_column else []:
+    long = rater_table(verdicts, rubric=rubric)
+    if cluster_column not in long.columns:
+        break
+    for judge, rows in long.groupby("rater"):
+        if shared_scored_items(rows, runs, rater_col="run") < 2:
+            continue
+        result = run_consistency(
+            rows,
+            scale=load_rubric(rubric).scale,
+            target=target,
+            ci="percentile",
+            n_boot=n_boot,
+            seed=seed,
+            columns=Columns(rater="run", cluster=cluster_column),
+        )
+        clustered_rows.append(result.summary.assign(rubric=rubric, judge=judge))
+clustered = pd.concat(clustered_rows, ignore_index=True) if clustered_rows else pd.DataFrame()
+write_table(clustered, tables / "consistency_summary_clustered.csv")
+if clustered.empty:
+    print(f"no cluster column {cluster_column!r}: the intervals above treat items as independent")
+else:
+    shown = ["rubric", "judge", "statistic", "estimate", "ci_low", "ci_high", "design_effect"]
+    display(clustered[clustered["design_effect"].notna()][shown])

@@ -17,6 +17,7 @@ gate: float = 0.8  # every variant pair must exceed this kappa (seed 004)
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
+cluster_column: str = "question"  # items of one question resampled together (empty: none)
 min_expected_kappa: float = -1.0  # assert every pairwise kappa reaches this; -1 checks nothing
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "paraphrase_sensitivity"
@@ -30,7 +31,8 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
-from judgekit.stats.reliability import paraphrase_sensitivity
+from judgekit.stats import Columns
+from judgekit.stats.consistency import paraphrase_sensitivity
 from judgekit.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
 
 plots.apply_style()
@@ -92,3 +94,35 @@ for (rubric, judge), result in results.items():
 # rubric and judge; cells at or below the gate are outlined in vermillion, and the colour bar
 # marks the gate. Low off-diagonal cells mean the wording of the prompt, not the answer,
 # decided some scores.
+
+# %% [markdown]
+# ## Items that share a question
+#
+# Pairwise kappas between variants with whole questions resampled; the design effect is the
+# clustered interval's width over the item-resampling one.
+
+# %%
+clustered_rows = []
+for (rubric, judge), judged in verdicts.groupby(["rubric", "model"], sort=False):
+    long = rater_table(judged, rubric=rubric, rater="variant")
+    if not cluster_column or cluster_column not in long.columns:
+        break
+    if shared_scored_items(long, variants) < 2:
+        continue
+    result = paraphrase_sensitivity(
+        long,
+        scale=load_rubric(rubric).scale,
+        threshold=gate,
+        ci="percentile",
+        n_boot=n_boot,
+        seed=seed,
+        columns=Columns(rater="rater", cluster=cluster_column),
+    )
+    clustered_rows.append(result.pairwise.assign(rubric=rubric, judge=judge))
+clustered = pd.concat(clustered_rows, ignore_index=True) if clustered_rows else pd.DataFrame()
+write_table(clustered, tables / "paraphrase_pairwise_clustered.csv")
+if clustered.empty:
+    print(f"no cluster column {cluster_column!r}: the intervals above treat items as independent")
+else:
+    shown = ["rubric", "judge", "rater_a", "rater_b", "estimate", "ci_low", "ci_high"]
+    display(clustered[[*shown, "n_clusters", "design_effect"]])

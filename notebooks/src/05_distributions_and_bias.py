@@ -17,6 +17,7 @@ judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/j
 labels_path: str = ""  # human labels; empty: human_labels.parquet beside the judgments
 run: int = 1  # run analysed
 own_models: dict = {}  # judge model -> the answering model it belongs to (self-preference)
+cluster_column: str = "question"  # items of one question resampled together (empty: none)
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "distributions_and_bias"
 
@@ -29,8 +30,10 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.rubrics import load_rubric
+from judgekit.stats import Columns
 from judgekit.stats.bias import length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
+from judgekit.stats.significance import adjust_p
 from judgekit.tidy import (
     HUMAN,
     final_verdicts,
@@ -91,9 +94,18 @@ for rubric in rubrics:
     result = score_coverage(rows, scale=load_rubric(rubric).scale, human=HUMAN)
     coverage.append(result.summary.assign(rubric=rubric))
 coverage_table = pd.concat(coverage, ignore_index=True)
+# Every judge's distribution is tested against the human's: one family of tests.
+coverage_table = adjust_p(coverage_table)
 write_table(coverage_table, tables / "score_coverage.csv")
 display(coverage_table)
 assert coverage_table["share_of_scale_used"].between(0, 1).all()
+
+# %%
+# Answers to one question are alike: the bias regressions cluster their errors on the question
+# when the table has one, else on the item (heteroskedasticity-robust only).
+has_cluster = bool(cluster_column) and all(cluster_column in t.columns for t in long.values())
+by_cluster = Columns(cluster=cluster_column if has_cluster else "item")
+print(f"standard errors clustered on {by_cluster.cluster!r}")
 
 # %% [markdown]
 # ## Length bias
@@ -110,8 +122,9 @@ for rubric in rubrics:
     if (paired["status"] == "ok").sum() < MIN_SCORED:
         print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
         continue
-    length_rows.append(length_bias(paired).assign(rubric=rubric))
+    length_rows.append(length_bias(paired, columns=by_cluster).assign(rubric=rubric))
 lengths = pd.concat(length_rows, ignore_index=True) if length_rows else pd.DataFrame()
+lengths = adjust_p(lengths) if not lengths.empty else lengths  # one family: every judge, rubric
 write_table(lengths, tables / "length_bias.csv")
 display(lengths)
 
@@ -132,8 +145,11 @@ for rubric in rubrics if own_models else []:
     if (paired["status"] == "ok").sum() < MIN_SCORED:
         print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
         continue
-    result = self_preference(paired, own=own_models, author_col="answer_model")
+    result = self_preference(paired, own=own_models, author_col="answer_model", columns=by_cluster)
     bias = pd.concat([bias, result.assign(rubric=rubric)], ignore_index=True)
+if not bias.empty and "p_value" in bias:
+    # One family per method: the same question asked of every judge and rubric.
+    bias = adjust_p(bias[bias["method"] != "none"], family=["method"])
 write_table(bias, tables / "self_preference.csv")
 display(bias)
 

@@ -21,6 +21,8 @@ scores_path: str = ""  # v2 scores CSV; empty: config.DATA_DIR / "riddles_v2_sco
 kappa_weights: str = "quadratic"  # Cohen's kappa weights: "quadratic", "linear" or "none"
 ci_method: str = "analytic"  # kappa interval: "analytic", "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates (bootstrap intervals only)
+cluster_column: str = "q_id"  # answers to one riddle are not independent: resample riddles
+p_adjust: str = "holm"  # correction of a family of tests: "holm" or "fdr_bh"
 seed: int = 2025  # seed of every resampling step
 check_published: bool = True  # assert the published numbers (only valid on the original file)
 tolerance: float = 0.001  # largest allowed gap to a published number
@@ -34,17 +36,23 @@ import pandas as pd
 from IPython.display import display
 
 from judgekit import config, plots
-from judgekit.data import (
+from judgekit.data import write_table
+from judgekit.riddles import (
     RATER_ORDER,
     RIDDLE_LABEL_SCALES,
+    composite_score,
+    grammar_rule_status,
     load_riddles_v2_scores,
     riddles_v2_wide,
-    write_table,
+    topic_difficulty,
+    two_group_comparison,
+    value_rate,
 )
+from judgekit.stats import Columns
 from judgekit.stats.agreement import cohen_kappa, confusion_table
 from judgekit.stats.bias import self_preference
 from judgekit.stats.multirater import krippendorff_alpha
-from judgekit.stats.study import composite_score, topic_difficulty, two_group_comparison, value_rate
+from judgekit.stats.significance import adjust_p
 
 plots.apply_style()
 figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
@@ -55,6 +63,8 @@ DIMENSIONS = ("accuracy", "reasoning", "grammar")
 SCALES = {d: RIDDLE_LABEL_SCALES[f"Human_{d.title()}"] for d in DIMENSIONS}
 JUDGES = [r for r in RATER_ORDER if r != "Human"]
 weights = None if kappa_weights == "none" else kappa_weights
+ANSWERS = Columns(item="output_id")
+BY_RIDDLE = Columns(item="output_id", cluster=cluster_column)
 print(f"{scores['output_id'].nunique()} outputs, raters {list(pd.unique(scores['rater']))}")
 assert scores["output_id"].nunique() == 600
 assert set(scores["rater"]) == set(RATER_ORDER)
@@ -62,32 +72,38 @@ assert set(scores["rater"]) == set(RATER_ORDER)
 # %% [markdown]
 # ## Human versus each judge: weighted kappa
 #
-# Cohen's kappa with quadratic weights on the rubric's steps (the study's choice), with a 95%
-# interval (large-sample standard error of Fleiss, Cohen and Everitt, 1969, unless a bootstrap
-# is asked for).
+# Cohen's kappa with quadratic weights, with a 95% interval (large-sample standard error of
+# Fleiss, Cohen and Everitt, 1969, unless a bootstrap is asked for). On the accuracy scale
+# 0/3/5 the distance between two scores can be read two ways: as equal steps between levels
+# (0-3 as far as 3-5: the study's choice, sklearn's) or as the values themselves (0-3 farther
+# than 3-5). The table shows the study's figure and the other beside it.
 
 # %%
 kappa_rows = []
 for dimension in DIMENSIONS:
     ratings = scores[scores["dimension"] == dimension]
     for judge in JUDGES:
-        row = cohen_kappa(
-            ratings,
-            "Human",
-            judge,
-            scale=SCALES[dimension],
-            weights=weights,
-            ci=ci_method,
-            n_boot=n_boot,
-            seed=seed,
-            item_col="output_id",
-        )
-        kappa_rows.append(row.assign(dimension=dimension))
-kappas = pd.concat(kappa_rows, ignore_index=True)
-write_table(kappas, tables / "kappa_human_vs_judges.csv")
+        for basis in ("rank", "value"):
+            row = cohen_kappa(
+                ratings,
+                "Human",
+                judge,
+                scale=SCALES[dimension],
+                weights=weights,
+                weight_basis=basis,
+                ci=ci_method,
+                n_boot=n_boot,
+                seed=seed,
+                columns=ANSWERS,
+            )
+            kappa_rows.append(row.assign(dimension=dimension, distance=basis))
+both_distances = pd.concat(kappa_rows, ignore_index=True)
+kappas = both_distances[both_distances["distance"] == "rank"].reset_index(drop=True)
+write_table(both_distances, tables / "kappa_human_vs_judges.csv")
+print("Distance on each scale: rank = equal steps (the study's), value = the scores themselves.")
 display(
-    kappas.pivot(index="rater_b", columns="dimension", values="estimate")
-    .reindex(index=JUDGES, columns=list(DIMENSIONS))
+    both_distances.pivot(index="rater_b", columns=["dimension", "distance"], values="estimate")
+    .reindex(index=JUDGES, columns=pd.MultiIndex.from_product([DIMENSIONS, ["rank", "value"]]))
     .round(3)
 )
 
@@ -121,25 +137,112 @@ saved = plots.save_figure(fig, "riddles_kappa_forest", folder=figures)
 # to the human's.
 
 # %% [markdown]
+# ## The same kappas with riddles as the resampling unit
+#
+# The 600 answers are 100 riddles answered six times, and answers to one riddle are alike. The
+# cluster bootstrap below draws riddles with replacement (all six answers of a drawn riddle
+# come along); the design effect is the clustered interval's width over the width when answers
+# are resampled one by one (both percentile, same replicates count and seed). Distance: equal
+# steps between levels, as in the published kappas above.
+
+# %%
+clustered_rows = []
+for dimension in DIMENSIONS:
+    ratings = scores[scores["dimension"] == dimension]
+    for judge in JUDGES:
+        row = cohen_kappa(
+            ratings,
+            "Human",
+            judge,
+            scale=SCALES[dimension],
+            weights=weights,
+            ci="percentile",
+            n_boot=n_boot,
+            seed=seed,
+            columns=BY_RIDDLE,
+        )
+        clustered_rows.append(row.assign(dimension=dimension))
+clustered_kappas = pd.concat(clustered_rows, ignore_index=True)
+write_table(clustered_kappas, tables / "kappa_human_vs_judges_clustered.csv")
+shown_columns = ["dimension", "rater_b", "estimate", "naive_ci_low", "naive_ci_high"]
+display(
+    clustered_kappas[[*shown_columns, "ci_low", "ci_high", "n_clusters", "design_effect"]].round(3)
+)
+deff = clustered_kappas["design_effect"]
+print(
+    f"Resampling riddles instead of answers widens the kappa intervals by a median "
+    f"{deff.median():.2f}x (range {deff.min():.2f}-{deff.max():.2f}x) over "
+    f"{int(clustered_kappas['n_clusters'].iloc[0])} riddles."
+)
+assert (clustered_kappas["estimate"] - kappas["estimate"]).abs().max() < 1e-12
+
+# %% [markdown]
 # ## All five raters: Krippendorff's alpha (interval)
+
+# %% [markdown]
+# Interval alpha uses the scores' values as distances (on accuracy, 0-3 counts more than 3-5):
+# the study's figure. Beside it, alpha on equal steps (each score replaced by its level's rank),
+# the distance the kappas above use, and the riddle-clustered bootstrap interval.
 
 # %%
 alpha_rows = []
 for dimension in DIMENSIONS:
     ratings = scores[scores["dimension"] == dimension]
-    row = krippendorff_alpha(
-        ratings, level_of_measurement="interval", scale=SCALES[dimension], item_col="output_id"
-    )
-    alpha_rows.append(row.assign(dimension=dimension))
-alphas = pd.concat(alpha_rows, ignore_index=True)
-write_table(alphas, tables / "krippendorff_alpha.csv")
-display(alphas[["dimension", "estimate", "n", "method"]].round(3))
+    rank_of = {value: rank for rank, value in enumerate(SCALES[dimension])}
+    steps = ratings.assign(score=ratings["score"].map(rank_of))
+    for distance, table in (("value", ratings), ("rank", steps)):
+        levels = SCALES[dimension] if distance == "value" else range(len(SCALES[dimension]))
+        row = krippendorff_alpha(
+            table,
+            level_of_measurement="interval",
+            scale=tuple(levels),
+            ci="percentile",
+            n_boot=n_boot,
+            seed=seed,
+            columns=BY_RIDDLE,
+        )
+        alpha_rows.append(row.assign(dimension=dimension, distance=distance))
+both_alphas = pd.concat(alpha_rows, ignore_index=True)
+alphas = both_alphas[both_alphas["distance"] == "value"].reset_index(drop=True)
+write_table(both_alphas, tables / "krippendorff_alpha.csv")
+display(
+    both_alphas[
+        ["dimension", "distance", "estimate", "ci_low", "ci_high", "design_effect", "n"]
+    ].round(3)
+)
 PUBLISHED_ALPHA = {"accuracy": 0.915, "reasoning": 0.883, "grammar": 0.242}
 if check_published:
     for row in alphas.itertuples():
         published = PUBLISHED_ALPHA[row.dimension]
         assert abs(row.estimate - published) <= tolerance, f"{row.dimension}: {row.estimate:.4f}"
     print("All 3 alphas match the published values within", tolerance)
+
+# %% [markdown]
+# ## Grammar and the scoring rules' auto-0 rule
+#
+# The study's scoring rules give no grammar score to an answer whose justification is 0 or 1.
+# The published grammar figures above do **not** apply the rule (every answer's grammar score
+# counts). Applying it, with the author's reasoning score deciding, leaves out those answers:
+
+# %%
+ruled = grammar_rule_status(scores)
+grammar_rows = []
+for label, table in (("rule not applied (published)", scores), ("auto-0 rule applied", ruled)):
+    grammar = table[table["dimension"] == "grammar"]
+    for judge in JUDGES:
+        row = cohen_kappa(
+            grammar, "Human", judge, scale=SCALES["grammar"], weights=weights, columns=ANSWERS
+        )
+        grammar_rows.append(row.assign(rule=label, statistic="kappa vs Human", rater=judge))
+    row = krippendorff_alpha(grammar, level_of_measurement="interval", columns=ANSWERS)
+    grammar_rows.append(row.assign(rule=label, statistic="alpha, 5 raters", rater="all"))
+grammar_rule = pd.concat(grammar_rows, ignore_index=True)
+write_table(grammar_rule, tables / "grammar_auto_zero_rule.csv")
+display(
+    grammar_rule.pivot(index=["statistic", "rater"], columns="rule", values="estimate").round(3)
+)
+left_out = int((ruled["status"] != "ok").sum() / len(RATER_ORDER))
+print(f"The rule leaves out {left_out} of 600 answers' grammar scores.")
 
 # %% [markdown]
 # ## Score distributions and confusion with the human
@@ -168,7 +271,7 @@ confusion = pd.concat(
             "Human",
             judge,
             scale=SCALES["accuracy"],
-            item_col="output_id",
+            columns=ANSWERS,
         ).assign(judge=judge)
         for judge in JUDGES
     ],
@@ -189,7 +292,12 @@ assert confusion.groupby("judge")["count"].sum().eq(600).all()
 # Three of the judges (GPT, Gemini, Claude) also wrote answers. The study compared a judge's
 # scores on its own model's answers with its scores on the other models' answers (Welch's
 # t-test, "naive" below). A gap can be real quality, not favouritism, so judgekit adds the
-# same comparison controlled for the human score (OLS with question-clustered errors).
+# same comparison controlled for the human score (OLS with question-clustered errors), and two
+# tests that treat neither the 0/3/5 scores as interval data nor the answers as independent:
+# a question-clustered regression of judge − human, and a permutation test shuffling own/other
+# labels within each question. Each method asks one question of six judge × dimension pairs,
+# so its six p-values are one family, corrected together (raw and adjusted side by side); the
+# `assumption` column says what each method takes for granted.
 
 # %%
 bias_rows = []
@@ -199,13 +307,18 @@ for dimension in ("accuracy", "reasoning"):
     judged = ratings[ratings["rater"] != "Human"].copy()
     judged["score"] = judged["score"].astype(float)
     judged["human_score"] = judged["output_id"].map(human).astype(float)
-    judged["question"] = judged["q_id"].astype(str)
-    result = self_preference(judged, judge_col="rater", author_col="model")
+    result = self_preference(
+        judged, author_col="model", seed=seed, columns=Columns(cluster=cluster_column)
+    )
     bias_rows.append(result.assign(dimension=dimension))
 bias = pd.concat(bias_rows, ignore_index=True)
+bias = adjust_p(bias[bias["method"] != "none"], family=["method"], method=p_adjust)  # type: ignore[arg-type]
 write_table(bias, tables / "self_evaluation_bias.csv")
+columns_shown = ["dimension", "judge", "estimate", "ci_low", "ci_high", "p_value", "p_adjusted"]
+for method, rows in bias.groupby("method", sort=False):
+    print(f"{method}: {rows['p_adjust'].iloc[0]}; assumes {rows['assumption'].iloc[0]}")
+    display(rows[columns_shown].round(3))
 shown = bias[bias["method"].isin(["naive_welch", "ols_human_clustered"])].copy()
-display(shown[["dimension", "judge", "method", "estimate", "ci_low", "ci_high", "p_value", "n"]])
 assert set(shown["judge"]) == {"GPT", "Gemini", "Claude"}, "Perplexity wrote no answers"
 
 # %%
@@ -279,9 +392,13 @@ saved = plots.save_figure(fig, "riddles_hallucination", folder=figures)
 # human scored 0 on accuracy), with 95% Wilson intervals.
 
 # %%
-topics = topic_difficulty(wide, topic_col="topic", score_col="accuracy_Human")
+topics = topic_difficulty(
+    wide, topic_col="topic", score_col="accuracy_Human", cluster_col=cluster_column
+)
 write_table(topics, tables / "topic_difficulty.csv")
-display(topics[["topic", "estimate", "ci_low", "ci_high", "n"]].round(2))
+display(
+    topics[["topic", "estimate", "ci_low", "ci_high", "n", "n_clusters", "design_effect"]].round(2)
+)
 assert topics["n"].sum() == 600
 fig = plots.plot_ranked_dots(
     topics,
@@ -295,30 +412,46 @@ saved = plots.save_figure(fig, "riddles_topic_difficulty", folder=figures)
 
 # %% [markdown]
 # **Figure: topics from hardest (top) to easiest.** Mean human accuracy over the six answers to
-# each riddle of the topic, with 95% t intervals.
+# each riddle of the topic, with 95% t intervals that count riddles, not answers
+# (cluster-robust; the design effect above is how much wider that makes them).
 
 # %% [markdown]
 # ## API versus UI
 #
-# Welch's t-test of the composite score and Cohen's d. The same riddles were asked both ways,
-# so the two groups are not independent; a paired analysis would be sharper.
+# Welch's t-test of the composite score and Cohen's d, as the study did. The same riddles were
+# asked both ways, so the two groups are not independent: the `mean_difference_clustered` row
+# regresses the score on the input mode with errors clustered by riddle, which allows for it.
+# The four comparisons (all models, then each) form one family of tests, corrected together.
 
 # %%
 wide["composite"] = 100 * (0.7 * wide["accuracy_Human"] + 0.3 * wide["reasoning_Human"]) / 5
 api_vs_ui = pd.concat(
     [
         two_group_comparison(
-            wide, group_col="input", group_a="API", group_b="UI", score_col="composite"
+            wide,
+            group_col="input",
+            group_a="API",
+            group_b="UI",
+            score_col="composite",
+            cluster_col=cluster_column,
         ).assign(model="all")
     ]
     + [
         two_group_comparison(
-            rows, group_col="input", group_a="API", group_b="UI", score_col="composite"
+            rows,
+            group_col="input",
+            group_a="API",
+            group_b="UI",
+            score_col="composite",
+            cluster_col=cluster_column,
         ).assign(model=model)
         for model, rows in wide.groupby("model")
     ],
     ignore_index=True,
 )
+api_vs_ui = adjust_p(api_vs_ui, family=["statistic"], method=p_adjust)  # type: ignore[arg-type]
 write_table(api_vs_ui, tables / "api_vs_ui.csv")
-display(api_vs_ui[["model", "statistic", "estimate", "ci_low", "ci_high", "p_value"]].round(3))
+shown_tests = ["model", "statistic", "estimate", "ci_low", "ci_high", "p_value", "p_adjusted"]
+display(api_vs_ui[shown_tests].round(3))
+print(api_vs_ui["p_adjust"].iloc[0], "within each statistic")
 assert (api_vs_ui.loc[api_vs_ui["model"] == "all", "n_a"] == 300).all()

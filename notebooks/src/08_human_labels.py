@@ -44,7 +44,7 @@ import pandas as pd
 from IPython.display import display
 
 from judgekit import config, plots
-from judgekit.data import read_table, riddles_v2_wide, write_table
+from judgekit.data import read_table, write_table
 from judgekit.labels import (
     calibration_record,
     consensus,
@@ -63,6 +63,7 @@ from judgekit.labels import (
 )
 from judgekit.labels.figures import plot_planner, plot_ppi_study
 from judgekit.labels.widget import LabelWidget
+from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
 from judgekit.stats.agreement import cohen_kappa
 from judgekit.tidy import final_verdicts, read_judgments

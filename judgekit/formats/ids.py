@@ -33,6 +33,11 @@ class IdMatcher:
                 self._by_number[int(item_id)].append(item_id)
             self._by_folded[item_id.strip().casefold()].append(item_id)
         self._shapes = {id_shape(item_id.strip()) for item_id in self.expected}
+        lengths: dict[int, dict[str, str]] = defaultdict(dict)
+        for item_id in self.expected:
+            lengths[len(item_id.strip())][item_id.strip().casefold()] = item_id.strip()
+        #: Expected IDs by length then case-folded text, longest first (for line prefixes).
+        self.by_length: list[tuple[int, dict[str, str]]] = sorted(lengths.items(), reverse=True)
 
     def match(self, written: str) -> tuple[str | None, str | None]:
         """Return (expected ID or None, tolerance name or None) for a written ID."""

@@ -38,8 +38,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from judgekit.parsing.ids import IdMatcher
-from judgekit.types import OutputFormat, Scale, TopLogprobs
+from judgekit.formats.ids import IdMatcher
+from judgekit.types import Scale, TopLogprobs
 
 _RATING_ANCHOR = re.compile(r'"rating"\s*:\s*"?')
 _SCORE_ANCHOR = re.compile(
@@ -70,7 +70,7 @@ def expected_score(
     top_logprobs: TopLogprobs,
     scale: Scale,
     *,
-    output_format: OutputFormat | None = None,
+    anchor: str | None = None,
     reply_text: str | None = None,
     max_unresolved_share: float = 0.01,
 ) -> float | None:
@@ -79,10 +79,10 @@ def expected_score(
     Args:
         top_logprobs: Per generated token, the (token, logprob) alternatives, most likely first.
         scale: The rubric's scale; the expectation runs over ``scale.allowed``.
-        output_format: Where to look for the score: ``"rating_json"`` (after ``"rating":``) or
-            ``"score_line"`` (the last ``SCORE:`` line or ``"score":``). None tries both in that
-            order, and gives None for a reply holding a ``"scores"`` list. Batched and
-            direct-scoring formats give None (use :func:`expected_scores_by_id` for batches; a
+        anchor: The format's ``logprob_anchor``: ``"rating"`` (after ``"rating":``) or
+            ``"score"`` (the last ``SCORE:`` line or ``"score":``). None tries both in that
+            order, and gives None for a reply holding a ``"scores"`` list. ``"id"`` and
+            ``"none"`` give None (use :func:`expected_scores_by_id` for batches; a
             direct-scoring overall is computed by the judge, not a single emitted token).
         reply_text: The reply as received. When given, the score read from the most likely
             tokens must equal the score in the reply; otherwise the judge sampled a less likely
@@ -90,16 +90,16 @@ def expected_score(
         max_unresolved_share: Largest share of the numeric probability that may be left
             unattributed (a non-emitted prefix such as ``1`` on a 0-10 scale).
     """
-    if output_format in ("id_score_lines", "direct_scoring_json") or not top_logprobs:
+    if anchor in ("id", "none") or not top_logprobs:
         return None
     text, starts = _emitted_text(top_logprobs)
-    if output_format is None and '"scores"' in text:
+    if anchor is None and '"scores"' in text:
         return None  # a batched or direct-scoring JSON reply: no single emitted score
-    anchor_end = _single_anchor(text, output_format)
+    anchor_end = _single_anchor(text, anchor)
     if anchor_end is None:
         return None
     if reply_text is not None:
-        reply_anchor = _single_anchor(reply_text, output_format)
+        reply_anchor = _single_anchor(reply_text, anchor)
         if reply_anchor is None or _number_at(reply_text, reply_anchor) != _number_at(
             text, anchor_end
         ):
@@ -143,13 +143,13 @@ def expected_scores_by_id(
     return result
 
 
-def _single_anchor(text: str, output_format: OutputFormat | None) -> int | None:
+def _single_anchor(text: str, anchor: str | None) -> int | None:
     """Where the number of a single-item reply starts (just after its label), if found."""
-    if output_format in (None, "rating_json"):
+    if anchor in (None, "rating"):
         rating = _RATING_ANCHOR.search(text)
         if rating:
             return rating.end()
-    if output_format in (None, "score_line"):
+    if anchor in (None, "score"):
         matches = list(_SCORE_ANCHOR.finditer(text))
         if matches:
             return matches[-1].end()

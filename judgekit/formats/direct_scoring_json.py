@@ -1,4 +1,4 @@
-"""Parser for single-item direct-scoring replies (seed 003): criteria plus a weighted overall.
+"""Single-item direct-scoring replies (seed 003): criteria plus a weighted overall.
 
 The reply is checked against the rubric's criteria before its overall score is trusted:
 every criterion exactly once, each score a whole number within the criterion's range and not
@@ -14,54 +14,67 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from judgekit.parsing.common import (
-    clean_text,
+from judgekit.formats.common import (
     conflicting_keys,
     describe_value,
     find_json_values,
     json_number,
     note_json_surroundings,
-    single_item_id,
     unparseable_reason,
+    unwrap,
 )
-from judgekit.parsing.tolerances import ToleranceLog
-from judgekit.types import Criterion, ItemVerdict, ParsedReply, Status
+from judgekit.formats.reply import ReplyInput
+from judgekit.formats.schemas import closed_object, string_list
+from judgekit.formats.spec import FormatSpec, register
+from judgekit.formats.tolerances import ToleranceLog
+from judgekit.types import Criterion, ItemVerdict, Scale, Status
 
 #: Largest accepted gap between the reported and the recomputed overall score.
 OVERALL_TOLERANCE = 0.05
 
 
-def parse_direct_scoring(
-    text: str, item_ids: Sequence[str], criteria: Sequence[Criterion]
-) -> ParsedReply:
+def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:
     """Read and cross-check a direct-scoring JSON reply for one item."""
-    item_id = single_item_id(item_ids, "direct_scoring_json")
+    (item_id,) = reply.item_ids
+    criteria = reply.criteria
     if not criteria:
         raise ValueError("direct_scoring_json needs the rubric's criteria to check the reply")
     if sum(c.weight for c in criteria) <= 0:
         raise ValueError("the criteria weights must add up to more than 0")
-    log = ToleranceLog()
-    text = clean_text(text, log)
-    found = [
-        v
-        for v in find_json_values(text)
-        if isinstance(v.value, dict) and isinstance(v.value.get("scores"), list)
-    ]
+    log = reply.log
+    found = []
+    for value in find_json_values(reply.text, log):
+        scratch = ToleranceLog()
+        inner = unwrap(value.value, ("scores",), scratch)
+        if not isinstance(inner, dict) or not isinstance(inner.get("scores"), list):
+            continue
+        if reply.echoes.has_span(reply.text[value.start : value.end]):
+            log.add("echoed_text_ignored")
+            continue
+        for name in scratch.as_tuple():
+            log.add(name)
+        found.append((value, inner))
     if not found:
-        reason = unparseable_reason(text, "JSON object with 'scores'")
-        verdict = ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, text)
-        return ParsedReply((verdict,), log.as_tuple())
-    note_json_surroundings(text, found, log)
-    raw = "\n".join(text[v.start : v.end] for v in found)
-    if len({json.dumps(v.value, sort_keys=True) for v in found}) > 1:
-        verdict = ItemVerdict.unscored(
-            item_id,
-            Status.DUPLICATE,
-            f"the reply holds {len(found)} different evaluations",
-            raw,
-        )
-        return ParsedReply((verdict,), log.as_tuple())
-    answer: dict[str, Any] = found[-1].value
+        reason = unparseable_reason(reply.text, "JSON object with 'scores'")
+        return (ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, reply.text),)
+    note_json_surroundings(reply.text, [v for v, _ in found], log)
+    raw = "\n".join(reply.text[v.start : v.end] for v, _ in found)
+    if len({json.dumps(inner, sort_keys=True) for _, inner in found}) > 1:
+        reason = f"the reply holds {len(found)} different evaluations"
+        return (ItemVerdict.unscored(item_id, Status.DUPLICATE, reason, raw),)
+    if len(found) > 1:
+        log.add("repeated_json")
+    return (_checked(item_id, found[-1][1], criteria, raw, log),)
+
+
+def _checked(
+    item_id: str,
+    answer: dict[str, Any],
+    criteria: Sequence[Criterion],
+    raw: str,
+    log: ToleranceLog,
+) -> ItemVerdict:
+    """The verdict of one evaluation: its overall score only if every check passes."""
     problems = [
         f"{path!r} is given more than once with different values"
         for path in conflicting_keys(answer)
@@ -87,14 +100,12 @@ def parse_direct_scoring(
     }
     if problems or overall is None:
         details["problems"] = problems
-        verdict = ItemVerdict.unscored(
+        return ItemVerdict.unscored(
             item_id, Status.INCONSISTENT, "; ".join(problems), raw, **details
         )
-        return ParsedReply((verdict,), log.as_tuple())
     assessment = details["summary"].get("assessment", "")
     reason = assessment.strip() if isinstance(assessment, str) else ""
-    verdict = ItemVerdict(item_id, Status.OK, overall, reason, raw, details)
-    return ParsedReply((verdict,), log.as_tuple())
+    return ItemVerdict(item_id, Status.OK, overall, reason, raw, details)
 
 
 def _criterion_records(
@@ -175,3 +186,56 @@ def _weighted_mean(
             return None
         weighted += criterion.weight * score
     return weighted / sum(c.weight for c in criteria)
+
+
+def _criterion_entry(criterion: Criterion) -> dict[str, Any]:
+    """The schema of one criterion's record (its name and score range as enums)."""
+    return closed_object(
+        {
+            "criterion": {"type": "string", "enum": [criterion.name]},
+            "evidence": string_list(),
+            "score": {
+                "type": "integer",
+                "enum": list(range(criterion.min_score, criterion.max_score + 1)),
+            },
+            "maxScore": {"type": "integer", "enum": [criterion.max_score]},
+            "justification": {"type": "string"},
+            "improvement": {"type": "string"},
+        }
+    )
+
+
+def schema(scale: Scale, item_ids: Sequence[str], criteria: Sequence[Criterion]) -> dict[str, Any]:
+    """Evidence-first per-criterion records, the weighted overall score and a summary."""
+    if not criteria:
+        raise ValueError("a direct_scoring_json schema needs at least one criterion")
+    entries = [_criterion_entry(criterion) for criterion in criteria]
+    items: dict[str, Any] = entries[0] if len(entries) == 1 else {"anyOf": entries}
+    count = len(entries)
+    return closed_object(
+        {
+            "scores": {"type": "array", "items": items, "minItems": count, "maxItems": count},
+            "overallScore": {"type": "number"},
+            "summary": closed_object(
+                {
+                    "assessment": {"type": "string"},
+                    "strengths": string_list(),
+                    "weaknesses": string_list(),
+                    "priorities": string_list(),
+                }
+            ),
+        }
+    )
+
+
+SPEC = register(
+    FormatSpec(
+        name="direct_scoring_json",
+        batched=False,
+        completion_tokens_per_item=400,
+        parse=parse,
+        schema=schema,
+        logprob_anchor="none",
+        needs_criteria=True,
+    )
+)

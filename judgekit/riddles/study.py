@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import statsmodels.api as sm
 from scipy import stats
 
 from judgekit.stats._bootstrap import t_ci, wilson_ci
@@ -30,23 +31,55 @@ def _groups(
     ]
 
 
+def clustered_mean_ci(
+    values: np.ndarray, clusters: np.ndarray, level: float
+) -> tuple[float, float, float]:
+    """Mean with a cluster-robust SE: ``(se, ci_low, ci_high)``.
+
+    Intercept-only OLS with the Liang & Zeger (1986) sandwich, statsmodels
+    ``cov_type="cluster"``, t with G - 1 degrees of freedom: answers to the same riddle are not
+    independent, so the riddle is the unit the interval counts.
+    """
+    if np.unique(clusters).size < 2:
+        return np.nan, np.nan, np.nan
+    fit = sm.OLS(values, np.ones((values.size, 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(clusters)[0]}, use_t=True
+    )
+    low, high = fit.conf_int(alpha=1 - level)[0]
+    return float(fit.bse[0]), float(low), float(high)
+
+
 def _mean_rows(
-    df: pd.DataFrame, values: pd.Series, group_cols: Sequence[str], method: str, level: float
+    df: pd.DataFrame,
+    values: pd.Series,
+    group_cols: Sequence[str],
+    method: str,
+    level: float,
+    cluster_col: str | None = None,
 ) -> pd.DataFrame:
     rows = []
     for key, part in _groups(df.assign(_value=values), group_cols):
-        data = part["_value"].dropna().to_numpy(float)
+        present = part[part["_value"].notna()]
+        data = present["_value"].to_numpy(float)
         se, low, high = t_ci(data, level)
+        row: dict[str, object] = {**key, "ci_method": "t"}
+        if cluster_col is not None:
+            naive = high - low
+            se, low, high = clustered_mean_ci(data, present[cluster_col].to_numpy(), level)
+            row.update(
+                ci_method=f"t, cluster-robust on {cluster_col}",
+                n_clusters=int(present[cluster_col].nunique()),
+                design_effect=(high - low) / naive if naive > 0 else np.nan,
+            )
         rows.append(
             {
-                **key,
+                **row,
                 "estimate": float(data.mean()) if data.size else np.nan,
                 "se": se,
                 "ci_low": low,
                 "ci_high": high,
                 "n": int(data.size),
                 "method": method,
-                "ci_method": "t",
                 "n_dropped": int(len(part) - data.size),
                 "dropped_reason": f"missing: {len(part) - data.size}"
                 if len(part) > data.size
@@ -65,21 +98,25 @@ def composite_score(
     weights: tuple[float, float] = (0.7, 0.3),
     maxima: tuple[float, float] = (5.0, 5.0),
     level: float = 0.95,
+    cluster_col: str | None = None,
 ) -> pd.DataFrame:
     """Mean composite ``100 * (w_a acc + w_r rea) / (w_a max_a + w_r max_r)`` per group.
 
     With the study's weights (0.7, 0.3) and maxima (5, 5) a perfect answer scores 100. The
-    interval is a Student-t interval over answers; rows missing either score are dropped.
+    interval is a Student-t interval over answers, or cluster-robust over ``cluster_col``
+    (e.g. the riddle) with its design effect; rows missing either score are dropped.
 
     Returns:
         One row per group: the group columns, estimate, se, ci_low, ci_high, n, method,
         ci_method, n_dropped, dropped_reason.
     """
-    require_columns(df, [accuracy_col, reasoning_col, *group_cols])
+    require_columns(
+        df, [accuracy_col, reasoning_col, *group_cols, *([cluster_col] if cluster_col else [])]
+    )
     top = weights[0] * maxima[0] + weights[1] * maxima[1]
     value = 100 * (weights[0] * df[accuracy_col] + weights[1] * df[reasoning_col]) / top
     method = f"composite {weights[0]}*{accuracy_col} + {weights[1]}*{reasoning_col} (% of max)"
-    return _mean_rows(df, value.astype(float), group_cols, method, level)
+    return _mean_rows(df, value.astype(float), group_cols, method, level, cluster_col)
 
 
 def value_rate(
@@ -123,16 +160,25 @@ def value_rate(
 
 
 def topic_difficulty(
-    df: pd.DataFrame, *, topic_col: str, score_col: str, level: float = 0.95
+    df: pd.DataFrame,
+    *,
+    topic_col: str,
+    score_col: str,
+    level: float = 0.95,
+    cluster_col: str | None = None,
 ) -> pd.DataFrame:
     """Mean score per topic with a t interval, hardest (lowest mean) first.
+
+    A topic's answers come from few riddles (six answers each); pass the riddle column as
+    ``cluster_col`` for a cluster-robust interval that counts riddles, not answers.
 
     Returns:
         One row per topic: topic column, estimate, se, ci_low, ci_high, n, method, ci_method,
         n_dropped, dropped_reason.
     """
-    require_columns(df, [topic_col, score_col])
-    table = _mean_rows(df, df[score_col].astype(float), [topic_col], f"mean {score_col}", level)
+    require_columns(df, [topic_col, score_col, *([cluster_col] if cluster_col else [])])
+    values = df[score_col].astype(float)
+    table = _mean_rows(df, values, [topic_col], f"mean {score_col}", level, cluster_col)
     return table.sort_values("estimate", kind="stable").reset_index(drop=True)
 
 
@@ -144,17 +190,20 @@ def two_group_comparison(
     group_b: object,
     score_col: str,
     level: float = 0.95,
+    cluster_col: str | None = None,
 ) -> pd.DataFrame:
     """Welch t-test of ``mean_a - mean_b`` and Cohen's d (pooled SD) with an approximate CI.
 
     ``d = (mean_a - mean_b) / s_pooled``; its SE ``sqrt((n_a + n_b) / (n_a n_b) + d^2 /
     (2 (n_a + n_b)))`` (Hedges & Olkin 1985, eq. 5.14) gives a normal interval. The two groups
     are treated as independent; when the same items appear in both (API and UI answers to
-    the same riddles) a paired analysis is the sharper one.
+    the same riddles) pass the riddle as ``cluster_col``: a third row,
+    ``mean_difference_clustered``, regresses the score on the group with SEs clustered on it
+    (Liang & Zeger 1986; t with G - 1 degrees of freedom), which allows for the pairing.
 
     Returns:
-        Two rows (statistic = mean_difference, cohens_d): estimate, se, ci_low, ci_high,
-        p_value, dof, n_a, n_b, method, ci_method.
+        Two rows (statistic = mean_difference, cohens_d), three with ``cluster_col``:
+        estimate, se, ci_low, ci_high, p_value, dof, n_a, n_b, method, ci_method.
     """
     require_columns(df, [group_col, score_col])
     a = df.loc[df[group_col] == group_a, score_col].dropna().to_numpy(float)
@@ -196,7 +245,45 @@ def two_group_comparison(
             **common,
         },
     ]
+    if cluster_col is not None:
+        rows.append(
+            {
+                **_clustered_difference(
+                    df, group_col, (group_a, group_b), score_col, cluster_col, level
+                ),
+                **common,
+            }
+        )
     return pd.DataFrame(rows)
+
+
+def _clustered_difference(
+    df: pd.DataFrame,
+    group_col: str,
+    groups: tuple[object, object],
+    score_col: str,
+    cluster_col: str,
+    level: float,
+) -> dict[str, object]:
+    """OLS ``score ~ 1 + [group == a]`` on the two groups, SEs clustered on ``cluster_col``."""
+    require_columns(df, [cluster_col])
+    data = df[df[group_col].isin(groups)].dropna(subset=[score_col])
+    design = np.column_stack([np.ones(len(data)), (data[group_col] == groups[0]).to_numpy(float)])
+    fit = sm.OLS(data[score_col].to_numpy(float), design).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(data[cluster_col])[0]}, use_t=True
+    )
+    low, high = fit.conf_int(alpha=1 - level)[1]
+    return {
+        "statistic": "mean_difference_clustered",
+        "estimate": float(fit.params[1]),
+        "se": float(fit.bse[1]),
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "p_value": float(fit.pvalues[1]),
+        "dof": float(data[cluster_col].nunique() - 1),
+        "method": f"ols on group, SE clustered on {cluster_col}",
+        "ci_method": "t, cluster-robust",
+    }
 
 
 def grammar_auto_zero(
@@ -248,3 +335,25 @@ def idk_rate(
         level=level,
         name="idk_rate",
     )
+
+
+def grammar_rule_status(
+    scores: pd.DataFrame,
+    *,
+    rater: str = "Human",
+    no_grammar: Sequence[float] = (0, 1),
+    status_col: str = "status",
+) -> pd.DataFrame:
+    """Long riddle scores with the scoring rules' auto-0 rule marked on the grammar rows.
+
+    "Scoring Rules.txt": an answer whose justification (reasoning) is 0 or 1 gets no grammar
+    score. The rule is read from ``rater``'s reasoning score (the study's author); every
+    rater's grammar row of such an answer gets status ``"no grammar score (auto-0 rule)"``,
+    the others ``"ok"``, so the statistics drop and count them instead of reading a number.
+    Columns needed: output_id, rater, dimension, score.
+    """
+    require_columns(scores, ["output_id", "rater", "dimension", "score"])
+    reasoning = scores[(scores["dimension"] == "reasoning") & (scores["rater"] == rater)]
+    excluded = set(reasoning.loc[reasoning["score"].isin(list(no_grammar)), "output_id"])
+    hit = (scores["dimension"] == "grammar") & scores["output_id"].isin(excluded)
+    return scores.assign(**{status_col: np.where(hit, "no grammar score (auto-0 rule)", "ok")})

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgekit.parsing.tolerances import ToleranceLog
+from judgekit.formats.tolerances import ToleranceLog
 from judgekit.types import ItemVerdict, Scale, Status
 
 TRUNCATION_HINT = (
@@ -39,29 +39,43 @@ def has_unclosed_fence(text: str) -> bool:
     return text.count(_FENCE) % 2 == 1
 
 
+def _string_state(text: str) -> tuple[list[bool], bool]:
+    """Per character, whether it lies outside JSON strings; and whether the text ends in one.
+
+    JSON strings hold no raw newline, so a newline ends a string opened in prose.
+    """
+    outside: list[bool] = []
+    in_string = escaped = False
+    for char in text:
+        if not in_string:
+            outside.append(char != '"')
+            in_string = char == '"'
+            continue
+        outside.append(False)
+        if char == "\n":
+            in_string = escaped = False
+        elif escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            in_string = False
+    return outside, in_string
+
+
 def has_unclosed_json(text: str) -> bool:
     """Whether the text opens a JSON object or string that it never closes."""
     start = text.find("{")
     if start < 0:
         return False
+    outside, open_string = _string_state(text[start:])
     depth = 0
-    in_string = False
-    escaped = False
-    for char in text[start:]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
+    for char, counts in zip(text[start:], outside, strict=True):
+        if counts and char in "{[":
             depth += 1
-        elif char in "}]":
+        elif counts and char in "}]":
             depth = max(0, depth - 1)
-    return in_string or depth > 0
+    return open_string or depth > 0
 
 
 def looks_truncated(text: str) -> bool:
@@ -122,21 +136,24 @@ def conflicting_keys(value: Any, path: str = "") -> list[str]:
     return found
 
 
-def find_json_values(text: str) -> list[JsonValue]:
+def find_json_values(text: str, log: ToleranceLog | None = None) -> list[JsonValue]:
     """Decode every top-level JSON object or array embedded in ``text``, left to right.
 
-    Objects are decoded as :class:`JsonObject` so that repeated keys stay visible.
+    Objects are decoded as :class:`JsonObject` so that repeated keys stay visible. ``//``
+    comments outside strings are blanked first (same length, so spans stay valid); when a
+    decoded value contained one, ``json_comment`` is recorded in ``log``.
     """
+    blanked, comments = _blank_comments(text)
     decoder = json.JSONDecoder(object_pairs_hook=JsonObject)
     found: list[JsonValue] = []
     position = 0
     while True:
-        starts = [i for i in (text.find("{", position), text.find("[", position)) if i >= 0]
+        starts = [i for i in (blanked.find("{", position), blanked.find("[", position)) if i >= 0]
         if not starts:
             return found
         start = min(starts)
         try:
-            value, end = decoder.raw_decode(text, start)
+            value, end = decoder.raw_decode(blanked, start)
         except json.JSONDecodeError as error:
             # resume where decoding failed: restarting inside a broken value is quadratic
             position = max(start + 1, error.pos)
@@ -146,8 +163,56 @@ def find_json_values(text: str) -> list[JsonValue]:
             continue
         except RecursionError:  # nesting too deep to be a judge's answer
             return found
+        if log is not None and any(start <= c < end for c in comments):
+            log.add("json_comment")
         found.append(JsonValue(value, start, end))
         position = end
+
+
+def _blank_comments(text: str) -> tuple[str, list[int]]:
+    """``text`` with ``//`` comments outside JSON strings replaced by spaces, and their starts."""
+    if "//" not in text:
+        return text, []
+    outside, _ = _string_state(text)
+    chars = list(text)
+    starts: list[int] = []
+    index = 0
+    while index < len(chars):
+        if outside[index] and text.startswith("//", index):
+            starts.append(index)
+            while index < len(chars) and chars[index] != "\n":
+                chars[index] = " "
+                index += 1
+            continue
+        index += 1
+    return "".join(chars), starts
+
+
+def lookup_key(obj: dict[str, Any], key: str, log: ToleranceLog) -> str | None:
+    """The key of ``obj`` that means ``key``: itself, else the one equal ignoring case."""
+    if key in obj:
+        return key
+    folded = [k for k in obj if isinstance(k, str) and k.casefold() == key]
+    if len(folded) == 1:
+        log.add("json_key_case")
+        return folded[0]
+    return None
+
+
+def unwrap(value: Any, keys: tuple[str, ...], log: ToleranceLog) -> Any:
+    """Open one outer layer a judge added: ``{"evaluation": {...}}`` or a one-element list.
+
+    Only a single-key object whose key is not one of the format's own ``keys`` is opened.
+    """
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
+        log.add("json_in_list")
+        return value[0]
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, inner),) = value.items()
+        if isinstance(inner, dict) and str(key).casefold() not in keys:
+            log.add("json_wrapped")
+            return inner
+    return value
 
 
 def find_python_dicts(text: str) -> list[JsonValue]:
@@ -274,10 +339,3 @@ def unparseable_reason(text: str, expected: str) -> str:
     if len(snippet) > 120:
         snippet = snippet[:117] + "..."
     return f"no {expected} found in the reply (it begins: {snippet!r})"
-
-
-def single_item_id(item_ids: Sequence[str], output_format: str) -> str:
-    """The one ID a single-item format judges; any other count is a caller error."""
-    if len(item_ids) != 1:
-        raise ValueError(f"{output_format} judges one item per reply, got {len(item_ids)} IDs")
-    return item_ids[0]

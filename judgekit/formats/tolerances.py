@@ -19,12 +19,24 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         "markdown_fence": "the answer was wrapped in a ``` code fence",
         "prose": "lines of prose around the score lines were ignored",
         "prose_around_json": "text outside the JSON object was ignored",
+        "reasoning_block": "a <think>/<thinking>/<reasoning> block (or the text before a lone "
+        "closing tag) was left unread: it is the judge's reasoning, not its answer",
+        "echoed_text_ignored": "a line or JSON object copied from the request (an item's own "
+        "text or the prompt's format example) was not read as a score",
+        "fullwidth_characters": "full-width digits or a full-width comma/colon were read as ASCII",
+        "score_comment": "a worded comment followed the score ('3 (mostly correct)', '3 - close')",
         # id_score_lines
-        "header_line": "a header line such as 'ID,Accuracy' was skipped",
+        "header_line": "a header line such as 'ID,Accuracy' named the columns",
+        "header_columns_swapped": "the header put the score column before the ID ('Score,ID'); "
+        "rows were read in that order",
+        "table_extra_columns": "a markdown table had more columns than ID and score (a comment)",
+        "pairs_on_one_line": "several 'ID,score' pairs on one line, separated by ';'",
+        "labelled_pair": "each pair was written with labels ('ID: 12, Score: 5')",
+        "json_id_map": "the JSON gave scores as an object keyed by ID ({'12': 5})",
         "markdown_table": "the lines were rows of a markdown table",
         "list_marker": "a bullet or list number in front of a score line was removed",
         "markdown_emphasis": "markdown emphasis (**, __ or backticks) around the score was removed",
-        "id_prefix": "the ID was written with an 'ID' or '#' prefix (e.g. 'ID: 17 - 5')",
+        "id_prefix": "the ID was written with an 'ID', 'Item' or '#' prefix ('Item 17: 5')",
         "id_normalised": "an ID matched an expected ID only as a number ('017' vs '17')",
         "id_case": "an ID matched an expected ID only when letter case is ignored",
         "id_as_number": "a JSON record gave the ID as a number instead of a string",
@@ -49,11 +61,20 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         "reason_before_rating": "'reason' came before 'rating' although the rating must come first",
         "repeated_json": "the same JSON answer appeared more than once",
         "python_dict": "a Python dict literal (single quotes, trailing comma) instead of JSON",
+        "plain_rating_line": "no JSON, but one line that is only 'Rating: N'",
+        # JSON, any format
+        "json_key_case": "a JSON key matched only when case is ignored ('Score', 'ID')",
+        "json_wrapped": "the JSON answer was wrapped in one outer key ({'evaluation': {...}})",
+        "json_in_list": "the JSON answer was the only element of a list",
+        "json_comment": "the JSON held // comments, which were ignored",
         # score_line
         "score_label_case": "the label was not written exactly 'SCORE:' (e.g. 'Score:')",
         "final_score_label": "the label was 'Final score:'",
         "score_in_brackets": "the score was in square brackets ('SCORE: [3]')",
-        "multiple_score_lines": "several SCORE lines or JSON answers; the last one was used",
+        "score_label_synonym": "the label was 'Grade:' or 'Rating:' instead of 'SCORE:'",
+        "trailing_period": "a period followed the score ('SCORE: 3.')",
+        "line_decoration": "the SCORE line carried a heading or quote mark ('### SCORE: 4')",
+        "multiple_score_lines": "several SCORE lines or JSON answers, all with the same value",
         "text_after_score": "text followed the last SCORE line",
         # direct_scoring_json
         "criterion_name_case": "a criterion name matched only when case and spacing are ignored",

@@ -1,0 +1,246 @@
+"""Seed 004's validation protocol for a judge prompt: four checks, each pass/fail.
+
+The protocol (seed 004, "Worked Example: Designing a Factual Accuracy Evaluator", step 4):
+agreement with humans on 20-30 labelled examples; three paraphrases of the prompt agreeing with
+each other at kappa > 0.8; three runs at temperature 0 agreeing 100 %; scores covering the whole
+scale. The estimators live with their kind (:mod:`~judgekit.stats.agreement`,
+:mod:`~judgekit.stats.consistency`, :mod:`~judgekit.stats.coverage`); this module applies the
+thresholds and joins the four checks in :func:`seed004_report`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from typing import Literal
+
+import pandas as pd
+
+from judgekit.stats._bootstrap import CIMethod, SeedLike, as_generator
+from judgekit.stats._prep import DEFAULT_COLUMNS, Columns, ScaleLike, order_columns, require_columns
+from judgekit.stats.agreement import WeightBasis, Weights, cohen_kappa
+from judgekit.stats.consistency import paraphrase_sensitivity, passes, run_consistency
+from judgekit.stats.coverage import score_coverage
+
+PassRule = Literal["estimate", "ci_low"]
+#: Seed 004 asks for 20-30 labelled examples.
+MIN_LABELLED = 20
+
+
+def human_agreement(
+    df: pd.DataFrame,
+    judge: object,
+    human: object,
+    *,
+    scale: ScaleLike = None,
+    threshold: float = 0.8,
+    pass_rule: PassRule = "estimate",
+    weights: Weights = "quadratic",
+    weight_basis: WeightBasis = "rank",
+    ci: CIMethod = "bca",
+    n_boot: int = 2000,
+    seed: SeedLike | None = 0,
+    level: float = 0.95,
+    min_n: int = MIN_LABELLED,
+    columns: Columns = DEFAULT_COLUMNS,
+) -> pd.DataFrame:
+    """Judge-vs-human weighted kappa with a pass/fail against ``threshold``.
+
+    Passes when the estimate (``pass_rule="estimate"``) or, stricter, the lower confidence
+    bound (``"ci_low"``) reaches ``threshold``. Fewer than ``min_n`` usable pairs (seed 004 asks
+    for 20-30) raises a ``UserWarning`` and a note: with so few items the interval is wide.
+
+    Returns:
+        One row: check, rater_a (judge), rater_b (human), estimate, se, ci_low, ci_high, n,
+        method, ci_method, n_dropped, dropped_reason, threshold, passed, note.
+    """
+    row = cohen_kappa(
+        df,
+        judge,
+        human,
+        scale=scale,
+        weights=weights,
+        weight_basis=weight_basis,
+        ci=ci,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        columns=columns,
+    )
+    n = int(row["n"].iloc[0])
+    note = ""
+    if n < min_n:
+        note = f"only {n} labelled pairs (< {min_n}): too few to trust the interval"
+        warnings.warn(f"human agreement for {judge!r}: {note}", UserWarning, stacklevel=2)
+    row["check"] = "human_agreement"
+    row["threshold"] = threshold
+    decisive = "estimate" if pass_rule == "estimate" else "ci_low"
+    row["passed"] = pd.array([passes(float(row[decisive].iloc[0]), threshold)], dtype="boolean")
+    row["note"] = "; ".join(t for t in (note, str(row["note"].iloc[0])) if t)
+    return order_columns(row, ["check", "rater_a", "rater_b"])
+
+
+#: Columns of :func:`seed004_report`, in order.
+REPORT_COLUMNS: tuple[str, ...] = (
+    "check",
+    "statistic",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "n",
+    "threshold",
+    "passed",
+    "method",
+    "note",
+)
+
+
+def _record(row: pd.Series) -> dict[str, object]:
+    return {str(key): value for key, value in row.items()}
+
+
+def _skipped(check: str, statistic: str, why: str) -> dict[str, object]:
+    return {"check": check, "statistic": statistic, "passed": None, "note": why}
+
+
+def _base_variant(
+    judged: pd.DataFrame, judge: object, variant_col: str, base_variant: object
+) -> pd.DataFrame:
+    """The judge's rows under the base prompt variant (all rows when there are no variants)."""
+    if variant_col not in judged.columns:
+        return judged
+    base = judged[judged[variant_col] == base_variant]
+    if base.empty:
+        raise ValueError(f"judge {judge!r} has no rows with {variant_col} == {base_variant!r}")
+    return base
+
+
+def _coverage_check(
+    table: pd.DataFrame,
+    judge: object,
+    human: object,
+    scale: ScaleLike,
+    min_share_used: float,
+    columns: Columns,
+) -> dict[str, object]:
+    """Seed 004's coverage check of the judge, with its distance to the human's distribution."""
+    coverage = score_coverage(
+        table, scale=scale, human=human, min_share_used=min_share_used, columns=columns
+    ).summary
+    cov = coverage[coverage["rater"] == judge].iloc[0]
+    return {
+        "check": "score_coverage",
+        "statistic": "share_of_scale_used",
+        "estimate": cov["share_of_scale_used"],
+        "n": cov["n"],
+        "threshold": min_share_used,
+        "passed": cov["passed"],
+        "method": f"levels used {cov['levels_used']}; TVD vs human {cov['tvd']:.3f}",
+        "note": cov.get("note", ""),
+    }
+
+
+# Over 80 lines: the signature spells out the protocol's thresholds; the body is its four checks.
+def seed004_report(
+    df: pd.DataFrame,
+    *,
+    judge: object,
+    human: object,
+    scale: ScaleLike,
+    kappa_threshold: float = 0.8,
+    paraphrase_threshold: float = 0.8,
+    consistency_target: float = 1.0,
+    min_share_used: float = 1.0,
+    pass_rule: PassRule = "estimate",
+    weights: Weights = "quadratic",
+    weight_basis: WeightBasis = "rank",
+    base_variant: object = "base",
+    n_boot: int = 2000,
+    seed: SeedLike = 0,
+    level: float = 0.95,
+    columns: Columns = DEFAULT_COLUMNS,
+    run_col: str = "run",
+    variant_col: str = "variant",
+) -> pd.DataFrame:
+    """Run seed 004's protocol on one judge and return one row per check.
+
+    The table holds the human rows (``rater == human``; their run and variant are ignored) and
+    the judge's rows over runs and variants. Human agreement and coverage use the judge's base
+    variant in its first run; run consistency uses the base variant over all runs; paraphrase
+    sensitivity uses the first run over all variants. A check without the data it needs (one
+    run, one variant) is reported with ``passed`` empty and a note, never as a pass.
+
+    ``columns`` names the item, rater (judge / human), score, status and cluster columns;
+    ``run_col`` and ``variant_col`` name the judge's run and prompt-variant columns.
+
+    Returns:
+        Columns check, statistic, estimate, ci_low, ci_high, n, threshold, passed, method, note.
+    """
+    rater_col = columns.rater
+    require_columns(df, [columns.item, rater_col, columns.score])
+    rng = as_generator(seed)
+    judged = df[df[rater_col] == judge]
+    humans = df[df[rater_col] == human]
+    if judged.empty or humans.empty:
+        raise ValueError(f"no rows for judge {judge!r} or human {human!r} in {rater_col!r}")
+    has_runs = run_col in judged.columns and judged[run_col].nunique() > 1
+    has_variants = variant_col in judged.columns and judged[variant_col].nunique() > 1
+    first_run = judged[run_col].min() if run_col in judged.columns else None
+    base = _base_variant(judged, judge, variant_col, base_variant)
+    single = base if first_run is None else base[base[run_col] == first_run]
+    rows: list[dict[str, object]] = []
+
+    agreement = human_agreement(
+        pd.concat([single, humans]),
+        judge,
+        human,
+        scale=scale,
+        threshold=kappa_threshold,
+        pass_rule=pass_rule,
+        weights=weights,
+        weight_basis=weight_basis,
+        n_boot=n_boot,
+        seed=rng,
+        level=level,
+        columns=columns,
+    ).iloc[0]
+    rows.append({**_record(agreement), "statistic": "kappa_vs_human"})
+
+    if has_runs:
+        runs = run_consistency(
+            base,
+            scale=scale,
+            target=consistency_target,
+            n_boot=n_boot,
+            seed=rng,
+            level=level,
+            columns=replace(columns, rater=run_col),
+        ).summary
+        rows.append({"check": "run_consistency", **_record(runs.iloc[0])})
+    else:
+        rows.append(_skipped("run_consistency", "share_identical", "needs at least two runs"))
+
+    if has_variants:
+        first = judged if first_run is None else judged[judged[run_col] == first_run]
+        para = paraphrase_sensitivity(
+            first,
+            scale=scale,
+            threshold=paraphrase_threshold,
+            weights=weights,
+            weight_basis=weight_basis,
+            n_boot=n_boot,
+            seed=rng,
+            level=level,
+            columns=replace(columns, rater=variant_col),
+        ).summary
+        rows.append({"check": "paraphrase_sensitivity", **_record(para.iloc[0])})
+    else:
+        rows.append(_skipped("paraphrase_sensitivity", "min_kappa", "needs at least two variants"))
+
+    rows.append(
+        _coverage_check(pd.concat([single, humans]), judge, human, scale, min_share_used, columns)
+    )
+    report = pd.DataFrame(rows).reindex(columns=list(REPORT_COLUMNS))
+    report["passed"] = report["passed"].astype("boolean")
+    report["note"] = report["note"].fillna("")
+    return report
