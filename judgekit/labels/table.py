@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from filelock import FileLock
 
 from judgekit.data.atomic import atomic_write_text
 from judgekit.rubrics.base import JinjaRubric
@@ -114,7 +115,6 @@ def now_utc() -> str:
 
 
 def record_label(
-    labels: pd.DataFrame,
     path: str | Path,
     *,
     item_id: str,
@@ -125,10 +125,10 @@ def record_label(
     rubric: str,
     version: str,
 ) -> pd.DataFrame:
-    """Put one label in the table (replacing the labeller's earlier one) and write the file.
+    """Put one label in the file (replacing the labeller's earlier one) and return the table.
 
-    Returns:
-        The updated table (the argument is not modified).
+    The file is read, changed and rewritten under a lock, so labellers working at the same
+    time on one ``labels.csv`` never drop each other's labels.
 
     Raises:
         ValueError: On an unknown status or a score that does not match it.
@@ -147,11 +147,13 @@ def record_label(
         "rubric": rubric,
         "rubric_version": version,
     }
-    same = (labels["item_id"] == str(item_id)) & (labels["labeller"] == labeller)
-    records: list[dict[Hashable, Any]] = labels[~same].to_dict("records")
-    records.append(row)
-    updated = pd.DataFrame.from_records(records, columns=list(LABEL_TABLE_COLUMNS))
-    write_labels_table(updated, path)
+    with FileLock(f"{path}.lock"):
+        labels = read_labels_table(path)
+        same = (labels["item_id"] == str(item_id)) & (labels["labeller"] == labeller)
+        records: list[dict[Hashable, Any]] = labels[~same].to_dict("records")
+        records.append(row)
+        updated = pd.DataFrame.from_records(records, columns=list(LABEL_TABLE_COLUMNS))
+        write_labels_table(updated, path)
     return updated
 
 

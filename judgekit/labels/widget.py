@@ -97,8 +97,8 @@ class LabelWidget(anywidget.AnyWidget):
         self._path = Path(labels_path)
         self._rubric = rubric
         self._version = rubric_version(rubric)
-        self._labels = read_labels_table(self._path)
-        mine = self._labels[self._labels["labeller"] == labeller]
+        existing = read_labels_table(self._path)
+        mine = existing[existing["labeller"] == labeller]
         labelled = {
             str(r.item_id): {"status": r.status, "score": _score(r.score), "note": r.note}
             for r in mine.itertuples()
@@ -140,8 +140,7 @@ class LabelWidget(anywidget.AnyWidget):
         """Store one label (file first, then the page) and, unless told not to, move on."""
         if score is not None and float(score) not in self._rubric.scale.allowed:
             raise ValueError(f"{score} is not on the scale {self._rubric.scale.allowed}")
-        self._labels = record_label(
-            self._labels,
+        record_label(
             self._path,
             item_id=item_id,
             labeller=self.labeller,
