@@ -67,6 +67,7 @@ from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
 from judgekit.stats.agreement import cohen_kappa
 from judgekit.tidy import final_verdicts, read_judgments
+from judgekit.types import UsageError
 
 plots.apply_style()
 source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
@@ -146,6 +147,11 @@ stale = sorted(set(labels["rubric_version"]) - {rubric_version(rubric)})
 if stale:
     print(f"warning: some labels were made with another version of the rubric: {stale}")
 human = consensus(labels)
+if human.empty:
+    raise UsageError(
+        f"no scored labels for {rubric_name} in {labels_file} yet: label the items above "
+        "(or give labels_path / label_column), then run this cell and those below"
+    )
 print(f"{len(labels)} labels by {labels['labeller'].nunique()} labeller(s); {len(human)} scored")
 between_people = inter_human_agreement(labels, levels, n_boot=n_boot, seed=seed)
 if between_people.empty:
