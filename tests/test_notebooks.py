@@ -46,11 +46,13 @@ EXPECTED_FIGURES = {
     "riddles_topic_difficulty",
     "position_effect_riddle_accuracy",
     "batch_size_riddle_accuracy",
+    "labels_planner",
+    "labels_ppi_riddles",
 }
 
 
-def test_there_are_seven_notebooks() -> None:
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07"]
+def test_there_are_eight_notebooks() -> None:
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -169,6 +171,14 @@ def test_every_notebook_runs_on_the_simulator_without_leaking_the_key(
                     "provider": "simulator",
                     "output_dir": "tables/batch_effects",
                 },
+                "08_human_labels": {
+                    "judgments_path": "judging/judgments.parquet",
+                    "n_labels": 18,
+                    "n_boot": 200,
+                    "n_subsamples": 50,
+                    "endpoint": sim.base_url,
+                    "output_dir": "tables/human_labels",
+                },
             },
         )
         run_dir = run_paper(params, tmp_path / "run", figures_dir=tmp_path / "paper_figures")
@@ -179,7 +189,7 @@ def test_every_notebook_runs_on_the_simulator_without_leaking_the_key(
     n_items = len(_oracle())
     assert requests == 8 + sum(math.ceil(n_items / size) for size in BATCH_SIZES)
     executed = sorted(run_dir.glob("*.ipynb"))
-    assert len(executed) == 8
+    assert len(executed) == 9
     assert not list(run_dir.glob("*.failed.ipynb"))
     figures = {p.stem for p in (run_dir / "figures").glob("*.png")}
     assert figures == EXPECTED_FIGURES

@@ -15,6 +15,7 @@
 # %% tags=["parameters"]
 judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
 labels_path: str = ""  # human labels; empty: human_labels.parquet beside the judgments
+labels_table_path: str = ""  # long labels.csv of notebook 08; empty: labels.csv beside judgments
 variant: str = "base"  # prompt variant compared with the human
 run: int = 1  # run compared with the human
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
@@ -219,3 +220,53 @@ seed004 = pd.concat(reports, ignore_index=True) if reports else pd.DataFrame()
 write_table(seed004, tables / "seed004_report.csv")
 display(seed004)
 assert seed004.empty or "human_agreement" in set(seed004["check"])
+
+# %% [markdown]
+# ## Between people, and the calibration record
+#
+# When two or more people labelled the same items (notebook 08's `labels.csv`), their
+# agreement with each other is the ceiling a judge can be expected to reach. The calibration
+# record notebook 08 wrote binds the agreement figures to the judge, rubric version, variant
+# and prompt; a warning below means the judging reported here no longer matches it.
+
+# %%
+from judgekit.labels import (
+    calibration_changes,
+    describe_calibration,
+    inter_human_agreement,
+    prompt_hash,
+    read_calibration,
+    read_labels_table,
+    rubric_version,
+)
+
+people = read_labels_table(
+    Path(labels_table_path) if labels_table_path else source.parent / "labels.csv"
+)
+for rubric in sorted(set(people["rubric"])):
+    between = inter_human_agreement(
+        people[people["rubric"] == rubric],
+        load_rubric(rubric).scale.allowed,
+        n_boot=n_boot,
+        seed=seed,
+    )
+    if between.empty:
+        print(f"{rubric}: one labeller, no inter-human agreement")
+    else:
+        write_table(between, tables / f"inter_human_{rubric}.csv")
+        display(between.assign(rubric=rubric))
+calibration = read_calibration(source.parent / "calibration.json")
+if calibration is None:
+    print("no calibration record yet (notebook 08 writes one)")
+else:
+    print(describe_calibration(calibration))
+    calibrated = load_rubric(calibration["rubric"])
+    for judge in judges:
+        current = {
+            "judge_model": judge,
+            "variant": variant,
+            "rubric_version": rubric_version(calibrated),
+            "prompt_hash": prompt_hash(calibrated, calibration["variant"]),
+        }
+        for change in calibration_changes(calibration, current):
+            print(f"warning ({judge}): {change}")

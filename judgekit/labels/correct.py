@@ -1,0 +1,159 @@
+"""Prediction-powered inference: per-model mean scores from all judge scores plus a few labels.
+
+For each answering model with ``n`` human-labelled items (human ``Y``, judge ``Ŷ``) and ``N``
+judge-only items (``Ŷᵘ``), the PPI estimate of the human mean is
+
+    θ̂ = mean(Ŷᵘ) − mean(Ŷ − Y)
+
+(the judge's mean, corrected by its average error on the labelled items) with the CLT interval
+``θ̂ ± z · sqrt(var(Ŷᵘ)/N + var(Ŷ − Y)/n)``; ``ppi_py`` also applies the power-tuning factor
+λ (PPI++). Reference: Angelopoulos, Bates, Fannjiang, Jordan, Zrnic, "Prediction-powered
+inference", Science 382 (2023); Angelopoulos, Duchi, Zrnic, "PPI++" (2023). The computation is
+``ppi_py.ppi_mean_ci`` / ``ppi_py.ppi_mean_pointestimate`` itself; this module only arranges
+the data and puts the estimate beside the judge-only and the human-only ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import ppi_py
+
+#: Estimators in the order the output lists them.
+ESTIMATORS: tuple[str, ...] = ("ppi", "judge_only", "human_only")
+
+
+def _scalar(value: object) -> float:
+    return float(np.ravel(np.asarray(value, dtype=float))[0])
+
+
+def ppi_mean(
+    human: np.ndarray, judge_labelled: np.ndarray, judge_unlabelled: np.ndarray, level: float
+) -> tuple[float, float, float]:
+    """PPI estimate and interval of the human mean: ``(estimate, ci_low, ci_high)``."""
+    alpha = 1.0 - level
+    estimate = ppi_py.ppi_mean_pointestimate(human, judge_labelled, judge_unlabelled)
+    low, high = ppi_py.ppi_mean_ci(human, judge_labelled, judge_unlabelled, alpha=alpha)
+    return _scalar(estimate), _scalar(low), _scalar(high)
+
+
+def classical_mean(values: np.ndarray, level: float) -> tuple[float, float, float]:
+    """Sample mean with the CLT interval ``ppi_py.classical_mean_ci`` gives."""
+    low, high = ppi_py.classical_mean_ci(values, alpha=1.0 - level)
+    return float(np.mean(values)), _scalar(low), _scalar(high)
+
+
+def corrected_means(
+    frame: pd.DataFrame,
+    *,
+    group: str = "model",
+    judge: str = "judge_score",
+    human: str = "human_score",
+    level: float = 0.95,
+    min_labels: int = 5,
+) -> pd.DataFrame:
+    """Each group's mean human score three ways: PPI, judge-only and human-only.
+
+    Args:
+        frame: One row per judged item; ``human`` is NaN where nobody labelled the item. Rows
+            without a judge score are dropped and counted.
+        group: Column naming the answering model (or any group whose mean the study reports).
+        judge: The judge's score column.
+        human: The human score column.
+        level: Confidence level of the intervals.
+        min_labels: Fewest labelled items a group needs for the PPI and human-only intervals
+            (both are large-sample intervals; with two or three labels they mean nothing).
+
+    Returns:
+        One row per (group, estimator): ``group, estimator, estimate, ci_low, ci_high,
+        half_width, n_labelled, n_judged, n_dropped``. A group with fewer than ``min_labels``
+        labelled items gets NaN for PPI and human-only, never a number.
+    """
+    rows = []
+    for name, part in frame.groupby(group, sort=True):
+        judged = part[part[judge].notna()]
+        labelled = judged[judged[human].notna()]
+        unlabelled = judged[judged[human].isna()]
+        y = labelled[human].to_numpy(float)
+        yhat = labelled[judge].to_numpy(float)
+        yhat_u = unlabelled[judge].to_numpy(float)
+        enough = len(y) >= max(min_labels, 2)
+        nan3 = (np.nan, np.nan, np.nan)
+        results = {
+            "ppi": ppi_mean(y, yhat, yhat_u, level) if enough and len(yhat_u) >= 2 else nan3,
+            "judge_only": classical_mean(judged[judge].to_numpy(float), level),
+            "human_only": classical_mean(y, level) if enough else nan3,
+        }
+        for estimator in ESTIMATORS:
+            estimate, low, high = results[estimator]
+            rows.append(
+                {
+                    group: name,
+                    "estimator": estimator,
+                    "estimate": estimate,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "half_width": (high - low) / 2,
+                    "n_labelled": len(y),
+                    "n_judged": len(judged),
+                    "n_dropped": len(part) - len(judged),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def stratified_labels(groups: np.ndarray, n_labels: int, rng: np.random.Generator) -> np.ndarray:
+    """A boolean mask of ``n_labels`` items spread as evenly as possible over the groups."""
+    names = np.unique(groups)
+    share, extra = divmod(n_labels, len(names))
+    mask = np.zeros(len(groups), dtype=bool)
+    for index, name in enumerate(rng.permutation(names)):
+        members = np.flatnonzero(groups == name)
+        take = min(len(members), share + (index < extra))
+        mask[rng.choice(members, take, replace=False)] = True
+    return mask
+
+
+def ppi_coverage(
+    frame: pd.DataFrame,
+    *,
+    n_labels: int,
+    n_subsamples: int,
+    seed: int,
+    group: str = "model",
+    judge: str = "judge_score",
+    human: str = "human_score",
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Repeatedly hide all but ``n_labels`` human scores and check whom the intervals cover.
+
+    Each subsample labels ``n_labels`` items spread evenly over the groups (what
+    :func:`stratified_labels` draws); the target is each group's human mean on all items.
+
+    Returns:
+        One row per (subsample, group, estimator) with ``truth``, the interval, ``covered``
+        and ``half_width``.
+    """
+    full = frame.dropna(subset=[judge, human]).reset_index(drop=True)
+    truth = full.groupby(group)[human].mean()
+    rng = np.random.default_rng(seed)
+    parts = []
+    for subsample in range(n_subsamples):
+        mask = stratified_labels(full[group].to_numpy(), n_labels, rng)
+        hidden = full.assign(**{human: full[human].where(mask)})
+        result = corrected_means(hidden, group=group, judge=judge, human=human, level=level)
+        parts.append(result.assign(subsample=subsample))
+    out = pd.concat(parts, ignore_index=True)
+    out["truth"] = out[group].map(truth)
+    out["covered"] = (out["ci_low"] <= out["truth"]) & (out["truth"] <= out["ci_high"])
+    return out
+
+
+def coverage_summary(coverage: pd.DataFrame, *, group: str = "model") -> pd.DataFrame:
+    """Share of subsamples covering the truth and mean half-width, per group and estimator."""
+    summary = coverage.groupby([group, "estimator"], sort=False).agg(
+        coverage=("covered", "mean"),
+        mean_half_width=("half_width", "mean"),
+        subsamples=("subsample", "nunique"),
+    )
+    return summary.reset_index()

@@ -1,0 +1,132 @@
+"""How many labels? The expected width of the judge-vs-human kappa interval for a label count.
+
+Before anyone labels, only the judge's scores are known. The planner assumes the human agrees
+with the judge at a stated kappa and simulates the (judge, human) pairs a labelled sample of
+size n would give: the judge's score is drawn from its own score distribution; the human copies
+it with probability ``1 − d`` and otherwise disagrees, half the time by one scale step (a near
+miss) and half the time by a fresh draw from the judge's distribution (``near_miss_share``).
+``d`` is solved so that the population weighted kappa equals the assumed one. The predicted
+half-width is half the central ``level`` range of the simulated kappas (the sampling spread an
+interval must cover). Kappa as in :mod:`judgekit.stats.agreement` (Cohen 1968).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from judgekit.stats._prep import level_codes
+from judgekit.stats.agreement import Weights, disagreement_weights, kappa_stat
+
+
+def _human_given_judge(k: int, disagree: float, share: float, marginal: np.ndarray) -> np.ndarray:
+    """The k x k matrix P(human level | judge level) of the planner's disagreement model."""
+    table = np.zeros((k, k))
+    for i in range(k):
+        neighbours = [j for j in (i - 1, i + 1) if 0 <= j < k]
+        table[i, i] += 1.0 - disagree
+        for j in neighbours:
+            table[i, j] += disagree * share / len(neighbours)
+        table[i] += disagree * (1.0 - share if neighbours else 1.0) * marginal
+    return table
+
+
+def _population_kappa(joint: np.ndarray, v: np.ndarray) -> float:
+    rows, cols = joint.sum(axis=1), joint.sum(axis=0)
+    return float(1.0 - np.sum(v * joint) / (rows @ v @ cols))
+
+
+def _joint_for_kappa(marginal: np.ndarray, v: np.ndarray, kappa: float, share: float) -> np.ndarray:
+    """The judge x human cell shares whose population kappa equals ``kappa`` (bisection)."""
+    k = len(marginal)
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        disagree = (low + high) / 2
+        joint = marginal[:, None] * _human_given_judge(k, disagree, share, marginal)
+        if _population_kappa(joint, v) > kappa:
+            low = disagree
+        else:
+            high = disagree
+    return marginal[:, None] * _human_given_judge(k, (low + high) / 2, share, marginal)
+
+
+def _spread(kappas: np.ndarray, level: float) -> float:
+    finite = kappas[np.isfinite(kappas)]
+    tail = (1.0 - level) / 2
+    return float((np.quantile(finite, 1 - tail) - np.quantile(finite, tail)) / 2)
+
+
+def plan_kappa_halfwidth(
+    judge_scores: Sequence[float] | np.ndarray,
+    levels: Sequence[float],
+    n_values: Sequence[int],
+    *,
+    expected_kappa: float = 0.8,
+    weights: Weights = "quadratic",
+    near_miss_share: float = 0.5,
+    n_sim: int = 4000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Predicted half-width of the kappa interval for each label count in ``n_values``.
+
+    Args:
+        judge_scores: The judge's scores on the items a sample would be drawn from.
+        levels: The rubric's scale, in order.
+        n_values: Label counts to plan for.
+        expected_kappa: The kappa assumed between judge and human (seed 004's gate: 0.8).
+        weights: Kappa weights (``None``, ``"linear"`` or ``"quadratic"``).
+        near_miss_share: Share of disagreements that are one scale step off.
+        n_sim: Simulated samples per label count.
+        seed: Random seed.
+        level: Interval level.
+
+    Returns:
+        Columns ``n, half_width, expected_kappa, weights``.
+    """
+    values = tuple(float(x) for x in levels)
+    codes = level_codes(np.asarray(judge_scores, dtype=float), values)
+    k = len(values)
+    marginal = np.bincount(codes, minlength=k) / len(codes)
+    v = disagreement_weights(values, weights)
+    joint = _joint_for_kappa(marginal, v, expected_kappa, near_miss_share).ravel()
+    stat = kappa_stat(v)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in n_values:
+        cells = rng.multinomial(int(n), joint / joint.sum(), size=n_sim).astype(float)
+        rows.append(
+            {
+                "n": int(n),
+                "half_width": _spread(stat(cells), level),
+                "expected_kappa": expected_kappa,
+                "weights": weights or "unweighted",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def observed_kappa_halfwidth(
+    judge_scores: Sequence[float] | np.ndarray,
+    human_scores: Sequence[float] | np.ndarray,
+    levels: Sequence[float],
+    n: int,
+    *,
+    weights: Weights = "quadratic",
+    n_subsamples: int = 4000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> float:
+    """Half the central ``level`` range of kappa over random n-item subsamples of real pairs."""
+    values = tuple(float(x) for x in levels)
+    k = len(values)
+    pairs = level_codes(np.asarray(judge_scores, float), values) * k + level_codes(
+        np.asarray(human_scores, float), values
+    )
+    rng = np.random.default_rng(seed)
+    picks = np.argsort(rng.random((n_subsamples, len(pairs))), axis=1)[:, :n]
+    sampled = pairs[picks]
+    cells = np.stack([(sampled == c).sum(axis=1) for c in range(k * k)], axis=1).astype(float)
+    return _spread(kappa_stat(disagreement_weights(values, weights))(cells), level)

@@ -1,0 +1,188 @@
+"""The long labels table of a study folder (``labels.csv``) and the rubric version it records.
+
+One row per (item, labeller): ``item_id, labeller, score, status, note, labelled_at, rubric,
+rubric_version``. ``status`` is ``ok`` (a score), ``skip`` (not labelled yet, come back) or
+``abstain`` (the labeller cannot score it); ``score`` is empty unless the status is ``ok``.
+The file is comma-separated UTF-8 without a BOM and is rewritten atomically at every label,
+so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Hashable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from filelock import FileLock
+
+from judgekit.data.atomic import atomic_write_text
+from judgekit.rubrics.base import JinjaRubric
+from judgekit.types import UsageError
+
+#: Columns of ``labels.csv``, in order.
+LABEL_TABLE_COLUMNS: tuple[str, ...] = (
+    "item_id",
+    "labeller",
+    "score",
+    "status",
+    "note",
+    "labelled_at",
+    "rubric",
+    "rubric_version",
+)
+#: What a labeller can say about an item.
+LABEL_STATUSES: tuple[str, ...] = ("ok", "skip", "abstain")
+
+
+def rubric_version(rubric: JinjaRubric) -> str:
+    """A 12-hex-digit hash of everything that defines the rubric: config, scale and prompts.
+
+    Two labellers (or a labeller and a judge) used the same instrument if and only if their
+    versions match; editing an anchor, a template or the scale changes it.
+    """
+    parts = {
+        "name": rubric.name,
+        "output_format": rubric.output_format,
+        "scale": [list(rubric.scale.allowed), list(rubric.scale.abstain)],
+        "input_columns": list(rubric.input_columns),
+        "template_data": rubric.template_data,
+        "prompts": {variant: rubric.system_prompt(variant) for variant in rubric.variants},
+    }
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def empty_labels() -> pd.DataFrame:
+    """A labels table with no rows and the agreed columns."""
+    return pd.DataFrame({column: pd.Series(dtype=object) for column in LABEL_TABLE_COLUMNS})
+
+
+def read_labels_table(path: str | Path) -> pd.DataFrame:
+    """Read ``labels.csv``; a missing file is an empty table (nobody has labelled yet).
+
+    Returns:
+        The agreed columns; ``score`` as float (NaN unless ``ok``), the rest as text.
+
+    Raises:
+        UsageError: If the file lacks a column, has an unknown status, or a score that does
+            not match its status (one line naming the file and the row).
+    """
+    source = Path(path)
+    if not source.exists():
+        return empty_labels()
+    # utf-8-sig: a file saved again by a spreadsheet may have gained a BOM; it is not data.
+    frame = pd.read_csv(source, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    missing = [c for c in LABEL_TABLE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise UsageError(f"{source}: labels table lacks column(s) {missing}")
+    bad_status = ~frame["status"].isin(LABEL_STATUSES)
+    if bad_status.any():
+        row = int(bad_status.to_numpy().argmax())
+        raise UsageError(
+            f"{source} row {row + 2}: status {frame['status'].iloc[row]!r} is not one of "
+            f"{', '.join(LABEL_STATUSES)}"
+        )
+    score = pd.to_numeric(frame["score"].replace("", None), errors="coerce")
+    mismatch = (frame["status"] == "ok") != score.notna()
+    if mismatch.any():
+        row = int(mismatch.to_numpy().argmax())
+        raise UsageError(
+            f"{source} row {row + 2}: a score is required when status is ok and only then "
+            f"(got status {frame['status'].iloc[row]!r}, score {frame['score'].iloc[row]!r})"
+        )
+    frame = frame[list(LABEL_TABLE_COLUMNS)].copy()
+    frame["score"] = score.astype(float)
+    return frame
+
+
+def write_labels_table(labels: pd.DataFrame, path: str | Path) -> Path:
+    """Write the whole labels table atomically (the one place this package writes labels)."""
+    text = io.StringIO()
+    out = labels[list(LABEL_TABLE_COLUMNS)].copy()
+    out["score"] = [("" if pd.isna(s) else f"{float(s):g}") for s in out["score"]]
+    out.to_csv(text, index=False, lineterminator="\n")
+    return atomic_write_text(path, text.getvalue())
+
+
+def now_utc() -> str:
+    """The current time as ISO-8601 UTC with seconds (``2026-12-01T02:03:04+00:00``)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def record_label(
+    path: str | Path,
+    *,
+    item_id: str,
+    labeller: str,
+    status: str,
+    score: float | None,
+    note: str,
+    rubric: str,
+    version: str,
+) -> pd.DataFrame:
+    """Put one label in the file (replacing the labeller's earlier one) and return the table.
+
+    The file is read, changed and rewritten under a lock, so labellers working at the same
+    time on one ``labels.csv`` never drop each other's labels.
+
+    Raises:
+        ValueError: On an unknown status or a score that does not match it.
+    """
+    if status not in LABEL_STATUSES:
+        raise ValueError(f"status must be one of {LABEL_STATUSES}, got {status!r}")
+    if (status == "ok") != (score is not None):
+        raise ValueError(f"item {item_id}: a score goes with status ok and only with it")
+    row: dict[Hashable, Any] = {
+        "item_id": str(item_id),
+        "labeller": labeller,
+        "score": float("nan") if score is None else float(score),
+        "status": status,
+        "note": note,
+        "labelled_at": now_utc(),
+        "rubric": rubric,
+        "rubric_version": version,
+    }
+    with FileLock(f"{path}.lock"):
+        labels = read_labels_table(path)
+        same = (labels["item_id"] == str(item_id)) & (labels["labeller"] == labeller)
+        records: list[dict[Hashable, Any]] = labels[~same].to_dict("records")
+        records.append(row)
+        updated = pd.DataFrame.from_records(records, columns=list(LABEL_TABLE_COLUMNS))
+        write_labels_table(updated, path)
+    return updated
+
+
+def labels_from_column(
+    items: pd.DataFrame,
+    column: str,
+    *,
+    labeller: str,
+    rubric: JinjaRubric,
+    id_column: str = "ID",
+) -> pd.DataFrame:
+    """Turn a dataset's existing human label column into labels-table rows (one labeller).
+
+    This is how a headless run labels: the scores a person already gave, read from the file
+    they were delivered in, never invented. A blank cell becomes ``skip``.
+    """
+    missing = [c for c in (id_column, column) if c not in items.columns]
+    if missing:
+        raise UsageError(f"label column(s) {missing} not in the items table")
+    score = pd.to_numeric(items[column], errors="coerce")
+    return pd.DataFrame(
+        {
+            "item_id": items[id_column].astype(str).to_numpy(),
+            "labeller": labeller,
+            "score": score.to_numpy(dtype=float),
+            "status": ["ok" if pd.notna(s) else "skip" for s in score],
+            "note": "",
+            "labelled_at": now_utc(),
+            "rubric": rubric.name,
+            "rubric_version": rubric_version(rubric),
+        }
+    )[list(LABEL_TABLE_COLUMNS)]

@@ -1,0 +1,335 @@
+"""The human side of validation: label table, widget model, selection, planner, PPI, records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import ppi_py
+import pytest
+
+from judgekit.labels import (
+    LABEL_TABLE_COLUMNS,
+    calibration_changes,
+    calibration_record,
+    corrected_means,
+    coverage_summary,
+    disagreements,
+    inter_human_agreement,
+    labels_from_column,
+    observed_kappa_halfwidth,
+    plan_kappa_halfwidth,
+    ppi_coverage,
+    read_calibration,
+    read_labels_table,
+    record_label,
+    rubric_version,
+    select_for_labelling,
+    write_calibration,
+)
+from judgekit.labels.widget import LabelWidget
+from judgekit.riddles import riddles_v2_wide
+from judgekit.rubrics import load_rubric
+from judgekit.stats.agreement import kappa_from_pairs
+from judgekit.types import JUDGMENT_COLUMNS, UsageError
+
+ACCURACY = (0.0, 3.0, 5.0)
+JUDGES = ("Perplexity", "GPT", "Gemini", "Claude")
+
+
+@pytest.fixture(scope="module")
+def riddles() -> pd.DataFrame:
+    return riddles_v2_wide()
+
+
+@pytest.fixture(scope="module")
+def rubric():  # type: ignore[no-untyped-def]
+    return load_rubric("riddle_accuracy")
+
+
+def _items(n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "ID": [f"q{i}" for i in range(n)],
+            "Question": [f"question {i}" for i in range(n)],
+            "Answer": [f"answer {i}" for i in range(n)],
+            "Ref_Answer": [f"reference {i}" for i in range(n)],
+            "judge_score": [5] * n,
+        }
+    )
+
+
+def test_labels_file_is_plain_utf8_csv_rewritten_per_label(tmp_path, rubric) -> None:
+    path = tmp_path / "labels.csv"
+    record_label(
+        path,
+        item_id="7",
+        labeller="Éva",
+        status="ok",
+        score=3,
+        note="a, b",
+        rubric=rubric.name,
+        version=rubric_version(rubric),
+    )
+    record_label(
+        path,
+        item_id="8",
+        labeller="Éva",
+        status="skip",
+        score=None,
+        note="",
+        rubric=rubric.name,
+        version=rubric_version(rubric),
+    )
+    labels = record_label(
+        path,
+        item_id="7",
+        labeller="Éva",
+        status="ok",
+        score=5,
+        note="changed",
+        rubric=rubric.name,
+        version=rubric_version(rubric),
+    )
+    raw = path.read_bytes()
+    assert not raw.startswith(b"\xef\xbb\xbf")
+    assert raw.decode("utf-8").splitlines()[0] == ",".join(LABEL_TABLE_COLUMNS)
+    back = read_labels_table(path)
+    assert len(back) == 2 and len(labels) == 2
+    seven = back[back["item_id"] == "7"].iloc[0]
+    assert (seven["score"], seven["note"], seven["status"]) == (5.0, "changed", "ok")
+    assert np.isnan(back[back["item_id"] == "8"]["score"].iloc[0])
+    assert seven["labelled_at"].endswith("+00:00")
+    leftovers = {p.name for p in tmp_path.iterdir()} - {"labels.csv", "labels.csv.lock"}
+    assert leftovers == set()  # no temporary file left behind
+
+
+def test_labels_from_a_dataset_column_and_a_spreadsheet_bom(tmp_path, rubric) -> None:
+    items = _items(3).assign(Human=[5, None, 0])
+    labels = labels_from_column(items, "Human", labeller="dataset", rubric=rubric)
+    assert list(labels["status"]) == ["ok", "skip", "ok"]
+    path = tmp_path / "labels.csv"
+    text = labels.assign(score=["5", "", "0"]).to_csv(index=False)
+    path.write_text("\ufeff" + text, encoding="utf-8")  # as a spreadsheet may save it
+    assert list(read_labels_table(path)["item_id"]) == ["q0", "q1", "q2"]
+    with pytest.raises(UsageError, match="'Missing'"):
+        labels_from_column(items, "Missing", labeller="x", rubric=rubric)
+
+
+def test_a_score_only_goes_with_status_ok(tmp_path, rubric) -> None:
+    with pytest.raises(ValueError, match="score goes with status ok"):
+        record_label(
+            tmp_path / "l.csv",
+            item_id="1",
+            labeller="x",
+            status="skip",
+            score=3,
+            note="",
+            rubric="r",
+            version="v",
+        )
+    bad = tmp_path / "bad.csv"
+    bad.write_text(",".join(LABEL_TABLE_COLUMNS) + "\n1,x,,ok,,t,r,v\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"bad.csv row 2: a score is required"):
+        read_labels_table(bad)
+
+
+def test_rubric_version_changes_with_the_anchors(rubric) -> None:
+    edited = load_rubric("riddle_accuracy")
+    edited.template_data["anchors"][0]["label"] = "Yes"
+    assert rubric_version(rubric) == rubric_version(load_rubric("riddle_accuracy"))
+    assert rubric_version(edited) != rubric_version(rubric)
+
+
+def test_widget_is_blind_records_at_once_and_resumes(tmp_path, rubric) -> None:
+    path = tmp_path / "labels.csv"
+    widget = LabelWidget(_items(5), rubric, path, labeller="anna")
+    assert "judge_score" not in str(widget.items) and "5" not in str(widget.items[0]["fields"])
+    assert [a["score"] for a in widget.scale] == [5, 3, 0]
+    widget._on_message(widget, {"kind": "label", "item_id": "q0", "status": "ok", "score": 3}, [])
+    widget.record("q1", "abstain", None, "unsure")
+    assert widget.position == 2
+    note = {"kind": "label", "item_id": "q0", "status": "ok", "score": 3, "note": "typo?"}
+    widget._on_message(widget, {**note, "advance": False}, [])
+    assert widget.position == 2 and widget.labelled["q0"]["note"] == "typo?"
+    widget._on_message(widget, {"kind": "label", "item_id": "q2", "status": "ok", "score": 4}, [])
+    assert "not on the scale" in widget.error and widget.position == 2
+    assert len(read_labels_table(path)) == 2
+    again = LabelWidget(_items(5), rubric, path, labeller="anna")
+    assert again.position == 2 and set(again.labelled) == {"q0", "q1"}
+    other = LabelWidget(_items(5), rubric, path, labeller="bela")
+    assert other.position == 0 and other.labelled == {}
+    # two people at once on one file: neither drops the other's labels
+    other.record("q0", "ok", 5)
+    again.record("q2", "ok", 0)
+    stored = read_labels_table(path)
+    assert sorted(zip(stored["labeller"], stored["item_id"], strict=True)) == [
+        ("anna", "q0"),
+        ("anna", "q1"),
+        ("anna", "q2"),
+        ("bela", "q0"),
+    ]
+    with pytest.raises(UsageError, match="labeller"):
+        LabelWidget(_items(5), rubric, path, labeller=" ")
+    ten = LabelWidget(_items(5), load_rubric("extent_rating"), tmp_path / "x.csv", labeller="a")
+    assert [a["score"] for a in ten.scale][:2] == [10, 9]
+
+
+def _judgments(riddles: pd.DataFrame, judge: str) -> pd.DataFrame:
+    base = pd.DataFrame({c: pd.Series(dtype=object) for c in JUDGMENT_COLUMNS})
+    rows = []
+    for variant in ("base", "paraphrase_1"):
+        frame = base.reindex(range(len(riddles)))
+        frame["item_id"] = riddles["output_id"].astype(str).to_numpy()
+        frame["variant"], frame["run"], frame["model"], frame["status"] = variant, 1, judge, "ok"
+        scores = riddles[f"accuracy_{judge}"].astype(float).to_numpy()
+        if variant != "base":  # the paraphrase disagrees on every 10th item
+            scores = np.where(np.arange(len(scores)) % 10 == 0, 0.0, scores)
+        frame["score"] = scores
+        rows.append(frame)
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_selection_covers_the_scale_and_enriches_with_disputed_items(riddles) -> None:
+    judgments = _judgments(riddles, "GPT")
+    groups = dict(zip(riddles["output_id"].astype(str), riddles["model"], strict=True))
+    plan = select_for_labelling(judgments, 30, seed=3, levels=ACCURACY, groups=groups)
+    items = plan.items
+    assert len(items) == 30 and items["item_id"].is_unique
+    assert (items["reason"] == "disagreement").sum() == 8  # round(0.25 * 30)
+    stratified = items[items["reason"] == "stratified"]
+    # nine strata (3 scores x 3 models), each with enough items: 22 picks spread 2-3 apiece
+    assert stratified["stratum"].value_counts().between(2, 3).all()
+    assert set(items["judge_score"]) == set(ACCURACY)
+    again = select_for_labelling(judgments, 30, seed=3, levels=ACCURACY, groups=groups)
+    pd.testing.assert_frame_equal(items, again.items)
+    assert "±" in plan.summary()
+    with pytest.raises(UsageError, match="n must be between 2 and 600"):
+        select_for_labelling(judgments, 601, seed=3, levels=ACCURACY)
+
+
+@pytest.mark.parametrize("judge", JUDGES)
+def test_planner_predicts_the_kappa_interval_width_within_20_percent(riddles, judge) -> None:
+    judge_scores = riddles[f"accuracy_{judge}"].to_numpy(float)
+    human = riddles["accuracy_Human"].to_numpy(float)
+    # The planner is told the kappa the judge really reaches; what is tested is its width model.
+    kappa = float(kappa_from_pairs(judge_scores, human, ACCURACY, weights="quadratic")["estimate"])
+    plan = plan_kappa_halfwidth(judge_scores, ACCURACY, [30], expected_kappa=kappa, seed=1)
+    predicted = float(plan["half_width"].iloc[0])
+    observed = observed_kappa_halfwidth(judge_scores, human, ACCURACY, 30, seed=2)
+    assert abs(predicted / observed - 1) <= 0.20, (predicted, observed)
+
+
+def test_planner_width_shrinks_with_n(riddles) -> None:
+    plan = plan_kappa_halfwidth(riddles["accuracy_GPT"], ACCURACY, [10, 30, 100], seed=0)
+    assert plan["half_width"].is_monotonic_decreasing
+
+
+def _study_frame(riddles: pd.DataFrame, judge: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "model": riddles["model"],
+            "judge_score": riddles[f"accuracy_{judge}"].astype(float),
+            "human_score": riddles["accuracy_Human"].astype(float),
+        }
+    )
+
+
+def test_ppi_estimates_are_ppi_py_run_directly(riddles) -> None:
+    frame = _study_frame(riddles, "Claude")
+    rng = np.random.default_rng(5)
+    labelled = rng.random(len(frame)) < 0.1
+    hidden = frame.assign(human_score=frame["human_score"].where(labelled))
+    result = corrected_means(hidden, level=0.9).set_index(["model", "estimator"])
+    for model, part in frame.groupby("model"):
+        mask = labelled[part.index]
+        y, yhat = part["human_score"].to_numpy()[mask], part["judge_score"].to_numpy()[mask]
+        yhat_u = part["judge_score"].to_numpy()[~mask]
+        low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.1)
+        point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u)
+        row = result.loc[(model, "ppi")]
+        assert row["estimate"] == pytest.approx(float(np.ravel(point)[0]), abs=1e-12)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((low[0], high[0]), abs=1e-12)
+        assert result.loc[(model, "human_only"), "n_labelled"] == mask.sum()
+        assert result.loc[(model, "judge_only"), "estimate"] == pytest.approx(
+            part["judge_score"].mean()
+        )
+
+
+@pytest.mark.parametrize("judge", JUDGES)
+def test_thirty_labels_and_one_judge_recover_each_models_human_mean(riddles, judge) -> None:
+    coverage = ppi_coverage(_study_frame(riddles, judge), n_labels=30, n_subsamples=200, seed=2026)
+    summary = coverage_summary(coverage).set_index(["model", "estimator"])
+    ppi = summary.xs("ppi", level="estimator")
+    human = summary.xs("human_only", level="estimator")
+    pooled = coverage[coverage["estimator"] == "ppi"]["covered"].mean()
+    # 30 labels = 10 per answering model: pooled over models the 95% interval covers the
+    # full-data human mean in 90-98% of subsamples. Per model it dips to ~0.87 for the weaker
+    # judges (the CLT interval with 10 labels undercovers a little), so that bound is looser.
+    assert 0.90 <= pooled <= 0.98, pooled
+    assert ppi["coverage"].between(0.85, 0.98).all(), ppi["coverage"].to_dict()
+    assert (ppi["mean_half_width"] < human["mean_half_width"]).all()
+    narrower = coverage.pivot_table(
+        index=["subsample", "model"], columns="estimator", values="half_width"
+    )
+    assert (narrower["ppi"] < narrower["human_only"]).mean() > 0.9
+
+
+def test_inter_human_agreement_needs_two_labellers(tmp_path) -> None:
+    rng = np.random.default_rng(0)
+    truth = rng.choice(ACCURACY, 40)
+    noisy = np.where(rng.random(40) < 0.2, rng.choice(ACCURACY, 40), truth)
+    rows = [
+        {"item_id": str(i), "labeller": who, "score": s, "status": "ok", "note": ""}
+        for who, scores in (("anna", truth), ("bela", noisy))
+        for i, s in enumerate(scores)
+    ]
+    rows.append({"item_id": "0", "labeller": "cili", "score": np.nan, "status": "abstain"})
+    labels = pd.DataFrame(rows)
+    table = inter_human_agreement(labels, ACCURACY, n_boot=200, seed=1)
+    kappa = table[table["statistic"] == "kappa (quadratic)"]
+    assert list(kappa[["rater_a", "rater_b"]].iloc[0]) == ["anna", "bela"]
+    assert kappa["ci_low"].iloc[0] < kappa["estimate"].iloc[0] < kappa["ci_high"].iloc[0]
+    assert kappa["n"].iloc[0] == 40
+    assert inter_human_agreement(labels[labels["labeller"] == "anna"], ACCURACY).empty
+
+
+def test_disagreements_put_the_largest_gaps_first(riddles) -> None:
+    verdicts = _judgments(riddles, "GPT").assign(reason="r", raw_reply="raw")
+    labels = pd.DataFrame(
+        {
+            "item_id": riddles["output_id"].astype(str),
+            "labeller": "h",
+            "score": riddles["accuracy_Human"].astype(float),
+            "status": "ok",
+        }
+    )
+    table = disagreements(verdicts, labels, top=10)
+    assert len(table) == 10 and table["gap"].abs().iloc[0] == 5
+    assert table["gap"].abs().is_monotonic_decreasing
+
+
+def test_calibration_record_warns_when_judge_or_prompt_change(tmp_path, rubric) -> None:
+    labels = pd.DataFrame(
+        {"item_id": ["1", "2"], "labeller": ["a", "a"], "score": [5.0, 3.0], "status": "ok"}
+    )
+    agreement = pd.DataFrame(
+        [{"statistic": "kappa", "estimate": 0.8, "ci_low": 0.6, "ci_high": 0.9, "n": 2}]
+    )
+    record = calibration_record(
+        judge_model="m1",
+        endpoint="http://x/v1",
+        rubric=rubric,
+        variant="base",
+        labels=labels,
+        agreement=agreement,
+    )
+    path = write_calibration(record, tmp_path / "calibration.json")
+    back = read_calibration(path)
+    assert back is not None and back["label_count"] == 2
+    assert calibration_changes(back, {"judge_model": "m1", "variant": "base"}) == []
+    other_prompt = record | {"prompt_hash": "0"}
+    changes = calibration_changes(
+        other_prompt, {"judge_model": "m2", "prompt_hash": back["prompt_hash"]}
+    )
+    assert len(changes) == 2 and changes[0].startswith("judge_model changed")
+    assert read_calibration(tmp_path / "absent.json") is None
