@@ -1,5 +1,5 @@
 """``python -m judgekit``: the command line."""
 
-from judgekit.cli import main
+from judgekit.workflows.cli import main
 
 main()

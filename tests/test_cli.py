@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from judgekit import config
-from judgekit.cli import app
 from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.workflows.cli import app
 
 DEMO = config.DATA_DIR / "demo" / "riddles_demo.csv"
 

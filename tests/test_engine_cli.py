@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from judgekit.data import DataError
-from judgekit.engine.cli_judge import judge_command
 from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.workflows.cli_judge import judge_command
 
 TRUTH = {"101": 5.0, "102": 0.0, "103": 3.0, "104": 5.0}
 

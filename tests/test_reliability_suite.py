@@ -80,7 +80,7 @@ import logging, sys
 from pathlib import Path
 from judgekit.data import items_from_frame, read_table
 from judgekit.engine import OpenAIJudge, judge
-from judgekit.engine.cli_judge import judge_command
+from judgekit.workflows.cli_judge import judge_command
 from judgekit.rubrics import load_rubric
 
 base_url, folder, items_path = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])

@@ -5,7 +5,8 @@ request (the run index goes into the store key, never into the prompt, so at tem
 repeats are honest re-measurements), answered from the store or the judge, parsed, and its
 failed rows re-asked. How the batches of one run are sent is a *mode*: ``"independent"``
 sends each batch as its own conversation; other modes (e.g. one running conversation per run)
-register themselves with :func:`register_mode` and reuse the same steps.
+are listed in :data:`MODES` (extensions add theirs with :func:`register_mode`) and reuse
+the same steps.
 """
 
 from __future__ import annotations
@@ -20,17 +21,17 @@ import sys
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import pandas as pd
 from tqdm import tqdm  # plain bar: tqdm.auto warns in kernels without ipywidgets
 
-from judgekit.data import Batch, make_batches
-from judgekit.engine.conversation import planned_turns
+from judgekit.data import make_batches
+from judgekit.engine.conversation import planned_turns, run_conversation
 from judgekit.engine.estimate import CostEstimate, estimate_cost
 from judgekit.engine.ordering import order_items
+from judgekit.engine.plan import ModeRunner, Row, RunPlan
 from judgekit.engine.rows import ALL_COLUMNS, judge_items
 from judgekit.engine.session import JudgeSession, JudgeSettings, describe_options
 from judgekit.engine.store import ResponseStore
@@ -38,7 +39,6 @@ from judgekit.types import ChatRequest, Item, JudgeClient, Rubric
 
 logger = logging.getLogger(__name__)
 
-Row = dict[str, Any]
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -47,20 +47,6 @@ MAX_TOP_LOGPROBS = 20
 
 #: Seconds an interrupted ``judge()`` waits for the cancelled run to close its store and client.
 CANCEL_GRACE_S = 5.0
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """The batches of one (variant, run), in the order the judge will see them, and mode options."""
-
-    variant: str
-    run: int
-    batches: tuple[Batch, ...]
-    context_tokens: int | None = None  # conversation mode's per-request token budget
-
-
-#: A judging mode: sends the batches of one run and returns their final rows in order.
-ModeRunner = Callable[[JudgeSession, RunPlan], Coroutine[Any, Any, list[Row]]]
 
 
 def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
@@ -87,7 +73,10 @@ async def run_independent(session: JudgeSession, plan: RunPlan) -> list[Row]:
     return [row for task in tasks for row in task.result()]
 
 
-MODES: dict[str, ModeRunner] = {"independent": run_independent}
+MODES: dict[str, ModeRunner] = {
+    "independent": run_independent,
+    "conversation": run_conversation,
+}
 
 
 def register_mode(name: str, runner: ModeRunner) -> None:

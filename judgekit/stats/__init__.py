@@ -21,7 +21,6 @@ from judgekit.stats.coverage import Coverage, score_coverage
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
 from judgekit.stats.position import (
     batch_run_summary,
-    batch_size_sensitivity,
     leniency_drift_verdict,
     position_effects,
     position_profile,
@@ -51,7 +50,6 @@ __all__ = [
     "RunConsistency",
     "agreement_rates",
     "batch_run_summary",
-    "batch_size_sensitivity",
     "cohen_kappa",
     "composite_score",
     "confusion_table",

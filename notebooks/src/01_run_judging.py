@@ -44,12 +44,12 @@ from IPython.display import display
 
 from judgekit import config
 from judgekit.data import items_from_frame, read_table, write_id_score_csv, write_table
+from judgekit.data.tidy import final_verdicts, labels_from_items, write_parquet
 from judgekit.engine import judge
-from judgekit.local import default_judge_client
 from judgekit.rubrics import load_rubric
 from judgekit.stats.status import status_summary
-from judgekit.tidy import final_verdicts, labels_from_items, write_parquet
 from judgekit.types import JUDGMENT_COLUMNS, Item, Status
+from judgekit.workflows.clients import default_judge_client
 
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
 out = Path(output_dir) if output_dir else config.RUNS_DIR / "judging"

@@ -33,10 +33,7 @@ from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import write_table
-from judgekit.rubrics import load_rubric
-from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
-from judgekit.stats.seed004 import seed004_report
-from judgekit.tidy import (
+from judgekit.data.tidy import (
     HUMAN,
     final_verdicts,
     rater_table,
@@ -44,6 +41,9 @@ from judgekit.tidy import (
     read_labels,
     shared_scored_items,
 )
+from judgekit.rubrics import load_rubric
+from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
+from judgekit.stats.seed004 import seed004_report
 
 plots.apply_style()
 source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"

@@ -30,9 +30,9 @@ from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import write_table
+from judgekit.data.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
 from judgekit.rubrics import load_rubric
 from judgekit.stats.reliability import run_consistency
-from judgekit.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
 
 plots.apply_style()
 source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"

@@ -28,10 +28,7 @@ from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import write_table
-from judgekit.rubrics import load_rubric
-from judgekit.stats.bias import length_bias, self_preference
-from judgekit.stats.coverage import score_coverage
-from judgekit.tidy import (
+from judgekit.data.tidy import (
     HUMAN,
     final_verdicts,
     rater_table,
@@ -39,6 +36,9 @@ from judgekit.tidy import (
     read_labels,
     with_human_score,
 )
+from judgekit.rubrics import load_rubric
+from judgekit.stats.bias import length_bias, self_preference
+from judgekit.stats.coverage import score_coverage
 
 plots.apply_style()
 source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"

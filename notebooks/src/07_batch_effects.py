@@ -42,15 +42,15 @@ from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import items_from_frame, read_table, write_table
-from judgekit.local import default_judge_client
+from judgekit.data.tidy import read_judgments, read_labels
 from judgekit.rubrics import load_rubric
 from judgekit.stats import (
-    batch_size_sensitivity,
     leniency_drift_verdict,
     position_effects,
     position_profile,
 )
-from judgekit.tidy import read_judgments, read_labels
+from judgekit.workflows.batch_probe import batch_size_sensitivity
+from judgekit.workflows.clients import default_judge_client
 
 plots.apply_style()
 source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"

@@ -60,14 +60,14 @@ def judge(
     sep: Annotated[str | None, typer.Option(help="Force the file's separator.")] = None,
     sheet: Annotated[str | None, typer.Option(help="Worksheet of an xlsx file.")] = None,
 ) -> None:
-    """Judge an items file with a rubric (judgekit.engine.cli_judge).
+    """Judge an items file with a rubric (judgekit.workflows.cli_judge).
 
     With no OPENAI_API_KEY, OPENAI_BASE_URL, --base-url or --provider, the local model judges.
     """
     from judgekit.data import DataError
-    from judgekit.engine.cli_judge import judge_command, load_items
-    from judgekit.local import default_judge_client
     from judgekit.rubrics import load_rubric
+    from judgekit.workflows.cli_judge import judge_command, load_items
+    from judgekit.workflows.clients import default_judge_client
 
     try:  # fail on bad input before a judge is started or paid
         load_items(items, load_rubric(rubric), output, encoding=encoding, sep=sep, sheet=sheet)
@@ -129,7 +129,7 @@ def serve_local(
     logprobs: Annotated[bool, typer.Option(help="Return logprobs (more memory).")] = False,
 ) -> None:
     """Serve the local SmolLM2 judge (a plumbing check, not a research-grade judge)."""
-    from judgekit.local import serve_local_command
+    from judgekit.workflows.clients import serve_local_command
 
     serve_local_command(port, model_path=model_path, logprobs=logprobs)
 
@@ -152,7 +152,7 @@ def demo(
     out: Annotated[Path | None, typer.Option(help="Run folder (default runs/demo-<time>).")] = None,
 ) -> None:
     """Judge the illustrative demo set with the local model and run every analysis."""
-    from judgekit.demo import run_demo
+    from judgekit.workflows.demo import run_demo
 
     run_demo(out)
 
@@ -166,7 +166,7 @@ def paper(
 ) -> None:
     """Execute every notebook with its parameter file and regenerate every figure."""
     from judgekit import config
-    from judgekit.paper import run_paper
+    from judgekit.workflows.paper import run_paper
 
     run_paper(params or config.PARAMS_DIR / "paper", out)
 
@@ -178,7 +178,7 @@ def bench(
     ] = None,
 ) -> None:
     """Run the benchmark scripts and rewrite docs/benchmarks.md from their output."""
-    from judgekit.bench import run_benchmarks
+    from judgekit.workflows.bench import run_benchmarks
 
     path = run_benchmarks(name or None)
     typer.echo(f"benchmark tables written to {path}")

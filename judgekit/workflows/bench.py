@@ -5,7 +5,7 @@ from the repository root) and prints markdown tables; the scripts of this module
 also write their headline numbers as JSON (``--metrics PATH``), from which the targets are
 marked met or missed. Nothing in the document is typed by hand: rerun to refresh it.
 
-Usage: ``python3 -m judgekit.bench [name ...]`` (names: see :data:`BENCHMARKS`).
+Usage: ``python3 -m judgekit.workflows.bench [name ...]`` (names: see :data:`BENCHMARKS`).
 """
 
 from __future__ import annotations
@@ -209,7 +209,8 @@ def render(results: Sequence[BenchResult], skipped: Mapping[str, str]) -> str:
     lines = [
         "# Benchmarks",
         "",
-        "Written by `python3 -m judgekit.bench` (do not edit by hand; rerun it to refresh). "
+        "Written by `python3 -m judgekit.workflows.bench` (do not edit by hand; rerun it to "
+        "refresh). "
         "Every number below was measured in the run of "
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} on this machine:",
         "",
@@ -291,7 +292,7 @@ def run_benchmarks(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point: ``python3 -m judgekit.bench [name ...]``."""
+    """Command-line entry point: ``python3 -m judgekit.workflows.bench [name ...]``."""
     names = list(sys.argv[1:] if argv is None else argv) or None
     try:
         path = run_benchmarks(names)

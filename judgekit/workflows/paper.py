@@ -253,7 +253,10 @@ def _finish(partial: Path, target: Path, record: dict[str, Any]) -> None:
     notebook = nbformat.read(partial, as_version=4)
     record["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     notebook.metadata["judgekit"] = {"provenance": record}
-    lines = ["**Provenance** (recorded by `judgekit.paper`; secrets are never recorded)", ""]
+    lines = [
+        "**Provenance** (recorded by `judgekit.workflows.paper`; secrets are never recorded)",
+        "",
+    ]
     lines += [
         f"- git commit: `{record['git_commit']}`" + (" (dirty)" if record["git_dirty"] else "")
     ]
