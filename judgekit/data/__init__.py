@@ -1,4 +1,4 @@
-"""Item tables: reading, column aliases, validation, dataset loaders, batching, result files."""
+"""Tables in and out: item files, column aliases, validation, dataset loaders, batching, outputs."""
 
 from judgekit.data.batching import STATUS_COLUMNS, Batch, make_batches, write_id_score_csv
 from judgekit.data.columns import (
@@ -10,6 +10,7 @@ from judgekit.data.columns import (
 )
 from judgekit.data.errors import DataError
 from judgekit.data.evouna import EVOUNA_COLUMNS, EVOUNA_MODELS, load_evouna
+from judgekit.data.frames import CSV_SEPARATOR, TABLE_SUFFIXES, read_frame, write_table
 from judgekit.data.riddles import (
     RATER_ORDER,
     RIDDLE_LABEL_SCALES,
@@ -21,9 +22,10 @@ from judgekit.data.riddles import (
     off_scale_labels,
     riddles_v2_wide,
 )
-from judgekit.data.tables import SEPARATORS, Table, read_table, write_table
+from judgekit.data.tables import SEPARATORS, Table, read_table
 
 __all__ = [
+    "CSV_SEPARATOR",
     "DEFAULT_ALIASES",
     "EVOUNA_COLUMNS",
     "EVOUNA_MODELS",
@@ -31,6 +33,7 @@ __all__ = [
     "RIDDLE_LABEL_SCALES",
     "SEPARATORS",
     "STATUS_COLUMNS",
+    "TABLE_SUFFIXES",
     "V1_COLUMNS",
     "V1_MODEL_NAMES",
     "V2_LONG_COLUMNS",
@@ -45,6 +48,7 @@ __all__ = [
     "load_riddles_v2_scores",
     "make_batches",
     "off_scale_labels",
+    "read_frame",
     "read_table",
     "riddles_v2_wide",
     "validate_frame",

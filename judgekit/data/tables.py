@@ -1,7 +1,8 @@
-"""Read item tables from CSV, TSV and XLSX; write them back in the Hungarian format.
+"""Read the user's item tables from CSV, TSV and XLSX, whatever Excel saved them as.
 
-The Hungarian format is what Hungarian Excel reads and writes: ``;``-separated UTF-8 (a BOM
-is fine), quoted fields where needed. Files saved by Excel on Windows are often Windows-1250.
+Hungarian Excel reads and writes ``;``-separated text (UTF-8, a BOM is fine, or Windows-1250
+when saved on Windows); other locales write ``,``. What judgekit itself writes follows one
+convention, see :mod:`judgekit.data.frames`.
 
 Encoding is found by a strict try-order (a BOM decides; else UTF-8; else Windows-1250, and
 only if the text then has no control characters). The separator is the one of ``;``, tab,
@@ -27,8 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.data.atomic import atomic_write_text
-from judgekit.data.columns import canonical_headers, is_empty, validate_frame
+from judgekit.data.columns import canonical_headers, validate_frame
 from judgekit.data.errors import DataError, column_letter
 from judgekit.types import CANONICAL_COLUMNS
 
@@ -134,33 +134,6 @@ def read_table(
     )
 
 
-def write_table(
-    frame: pd.DataFrame, path: str | Path, *, sep: str = ";", encoding: str = "utf-8"
-) -> Path:
-    """Write a table in the Hungarian format (``;``, UTF-8), atomically, without the index.
-
-    Lines end in CRLF (RFC 4180). Missing values are written as empty cells; fields holding
-    the separator, quotes or line breaks are quoted, so :func:`read_table` gives back the
-    same text.
-
-    Args:
-        frame: The table.
-        path: Destination file.
-        sep: Field separator.
-        encoding: Text encoding (``"utf-8-sig"`` adds the BOM some Excel versions want).
-
-    Returns:
-        The destination path.
-    """
-    buffer = io.StringIO()
-    # CRLF as RFC 4180 and Excel have it; it also makes the writer quote a lone "\r" in a cell.
-    writer = csv.writer(buffer, delimiter=sep, lineterminator="\r\n")
-    writer.writerow([str(c) for c in frame.columns])
-    for record in frame.itertuples(index=False):
-        writer.writerow(["" if is_empty(v) and not isinstance(v, str) else v for v in record])
-    return atomic_write_text(path, buffer.getvalue(), encoding=encoding)
-
-
 def _decode(source: Path, data: bytes, encoding: str | None) -> tuple[str, str]:
     if not data.strip():
         raise DataError(source, "file is empty")
@@ -240,6 +213,8 @@ def _split_records(
     if not text.strip():
         raise DataError(source, "file is empty")
     stream = io.StringIO(text, newline="")
+    # csv's default 128 KiB cell limit refuses long answers; no cell can exceed the whole text.
+    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
     if quoted:
         reader = csv.reader(stream, delimiter=sep, strict=True)
     else:
@@ -360,4 +335,4 @@ def _maybe_numeric(column: pd.Series) -> pd.Series:
     return stripped.str.replace(",", ".", regex=False).astype("float64")
 
 
-__all__ = ["SEPARATORS", "Table", "column_letter", "read_table", "write_table"]
+__all__ = ["SEPARATORS", "Table", "column_letter", "read_table"]

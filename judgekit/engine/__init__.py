@@ -2,6 +2,7 @@
 
 from judgekit.engine.client import JudgeCallError, MissingAPIKeyError, OpenAIJudge
 from judgekit.engine.conversation import ContextBudgetError
+from judgekit.engine.options import JudgeOptions
 from judgekit.engine.ordering import order_items, position_spread
 from judgekit.engine.plan import RunPlan
 from judgekit.engine.providers import GENERIC, PROVIDERS, ProviderPreset, get_provider
@@ -19,6 +20,7 @@ __all__ = [
     "REASK_STATUSES",
     "ContextBudgetError",
     "JudgeCallError",
+    "JudgeOptions",
     "JudgeSession",
     "JudgeSettings",
     "MissingAPIKeyError",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit import config
+from judgekit.data.atomic import atomic_write_text
 
 BENCH_DIR = config.ROOT / "benchmarks"
 #: Benchmark name -> whether the script writes ``--metrics`` JSON.
@@ -284,11 +285,7 @@ def run_benchmarks(
             print("could not pip install inspect-ai; its column will be missing", file=sys.stderr)
         print(f"running bench_{name} ...", file=sys.stderr, flush=True)
         results.append(run_script(name))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = out.with_name(f".{out.name}.tmp")
-    temporary.write_text(render(results, skipped), encoding="utf-8")
-    os.replace(temporary, out)
-    return out
+    return atomic_write_text(out, render(results, skipped))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,44 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from judgekit.data import items_from_frame, read_table, write_id_score_csv
+from judgekit.data import items_from_frame, read_table, write_id_score_csv, write_table
 from judgekit.engine.client import OpenAIJudge
 from judgekit.engine.runner import judge
 from judgekit.rubrics import JinjaRubric, load_rubric
 from judgekit.types import Item, JudgeClient
-
-TABLE_SUFFIXES = (".parquet", ".csv")
-
-
-def write_judgments(table: pd.DataFrame, path: Path) -> Path:
-    """Write the judgments table as ``.parquet`` or ``.csv``, all or nothing.
-
-    Raises:
-        ValueError: For any other file type.
-    """
-    suffix = path.suffix.lower()
-    if suffix not in TABLE_SUFFIXES:
-        raise ValueError(f"{path}: output must end in .parquet or .csv")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    try:
-        if suffix == ".parquet":
-            table.to_parquet(temp_name, index=False)
-        else:
-            table.to_csv(temp_name, index=False)
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def _id_score_paths(base: Path, variants: Sequence[str], runs: int) -> dict[tuple[str, int], Path]:
@@ -69,7 +41,7 @@ def load_items(
         judgekit.data.DataError: For a bad items file (names file, row and column).
         ValueError: For an output path that is not ``.parquet``/``.csv`` or a bad ``limit``.
     """
-    if output_path.suffix.lower() not in TABLE_SUFFIXES:
+    if output_path.suffix.lower() not in (".csv", ".parquet"):
         raise ValueError(f"{output_path}: output must end in .parquet or .csv")
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
@@ -184,7 +156,7 @@ def judge_command(
         context_tokens=context_tokens,
         shuffle_seed=shuffle_seed,
     )
-    write_judgments(judgments, output_path)
+    write_table(judgments, output_path)
     if id_score_csv is not None:
         for (variant, run), path in _id_score_paths(id_score_csv, variants, runs).items():
             write_id_score_csv(judgments, path, run=run, variant=variant)

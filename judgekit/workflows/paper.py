@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -35,7 +34,7 @@ import papermill
 import yaml
 
 from judgekit import __version__, config
-from judgekit.data.atomic import atomic_write_text
+from judgekit.data.atomic import atomic_copy, atomic_write_text
 
 KERNEL_NAME = "python3"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -324,11 +323,7 @@ def run_paper(
     run_dir = new_run_dir(out_dir, "paper")
     run_parameter_set(Path(params_dir), run_dir)
     if figures_dir is not None:
-        target = Path(figures_dir)
-        target.mkdir(parents=True, exist_ok=True)
         for figure in sorted((run_dir / "figures").glob("*.*")):
-            staged = target / f".{figure.name}.tmp"
-            shutil.copyfile(figure, staged)
-            os.replace(staged, target / figure.name)
+            atomic_copy(figure, Path(figures_dir) / figure.name)
     print(f"[judgekit] paper run complete: {run_dir}", file=sys.stderr)
     return run_dir
