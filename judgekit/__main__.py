@@ -1,5 +1,7 @@
 """``python -m judgekit``: the command line."""
 
+import sys
+
 from judgekit.workflows.cli import main
 
-main()
+sys.exit(main())

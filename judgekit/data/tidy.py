@@ -50,13 +50,15 @@ def final_verdicts(judgments: pd.DataFrame) -> pd.DataFrame:
     return asked[asked["attempt"] == last].reset_index(drop=True)
 
 
-def labels_from_items(items: Sequence[Item], rubric: Rubric, answer_model_key: str) -> pd.DataFrame:
-    """Human labels of ``items`` for ``rubric`` (its ``label_column`` in the item meta).
+def labels_from_items(
+    items: Sequence[Item], rubric: Rubric, answer_model_key: str, column: str | None = None
+) -> pd.DataFrame:
+    """Human labels of ``items`` for ``rubric``: ``column`` (default its ``label_column``) in meta.
 
     Items whose label is empty are left out. Returns an empty table (with the label columns)
     when the rubric names no label column or the items do not carry it.
     """
-    column = rubric.label_column
+    column = column or rubric.label_column
     rows = [
         {
             "item_id": item.id,

@@ -7,7 +7,7 @@ from judgekit.engine.ordering import order_items, position_spread
 from judgekit.engine.plan import RunPlan
 from judgekit.engine.providers import GENERIC, PROVIDERS, ProviderPreset, get_provider
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
-from judgekit.engine.runner import MODES, ajudge, judge, register_mode
+from judgekit.engine.runner import MODES, ajudge, judge, preview, register_mode
 from judgekit.engine.session import JudgeSession, JudgeSettings, OfflineStoreMissError
 from judgekit.engine.store import RequestKey, ResponseStore
 
@@ -35,5 +35,6 @@ __all__ = [
     "judge",
     "order_items",
     "position_spread",
+    "preview",
     "register_mode",
 ]

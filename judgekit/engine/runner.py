@@ -137,6 +137,46 @@ def _table(rows: list[Row], shuffle_seed: int | None) -> pd.DataFrame:
     return frame
 
 
+def _run_plans(items: Sequence[Item], rubric: Rubric, options: JudgeOptions) -> list[RunPlan]:
+    size = options.batch_size_for(rubric)
+    return [
+        RunPlan(
+            variant,
+            run,
+            tuple(make_batches(order_items(items, run, options.shuffle_seed), size)),
+            options.context_tokens,
+        )
+        for variant in options.variants
+        for run in range(1, options.runs + 1)
+    ]
+
+
+def preview(
+    items: Sequence[Item], rubric: Rubric, client: JudgeClient, options: JudgeOptions
+) -> tuple[ChatRequest | None, CostEstimate]:
+    """The first request exactly as ``judge()`` would send it, and the run's estimate; no call.
+
+    A store file, if there is one, is opened read-only, only to count the replies it holds.
+
+    Raises:
+        judgekit.types.UsageError: As :func:`ajudge`.
+    """
+    options.check(rubric, client, tuple(MODES))
+    check_items(items, rubric)
+    plans = _run_plans(items, rubric, options)
+    store = options.store
+    if isinstance(store, str | Path):
+        store = ResponseStore.open_readonly(store) if Path(store).is_file() else None
+    session = JudgeSession(rubric, client, options.settings(client), store)
+    try:
+        first = _planned_requests(session, plans[0], options.mode) if plans else []
+        estimate = _estimate(session, plans, options.prices, options.mode)
+        return (first[0][0] if first else None), estimate
+    finally:
+        if store is not None and store is not options.store:
+            store.close()
+
+
 async def ajudge(
     items: Sequence[Item],
     rubric: Rubric,
@@ -178,20 +218,7 @@ async def ajudge(
     owns_store = isinstance(store, str | Path)
     if isinstance(store, str | Path):
         store = ResponseStore.open_readonly(store) if chosen.offline else ResponseStore(store)
-    plans = [
-        RunPlan(
-            variant,
-            run,
-            tuple(
-                make_batches(
-                    order_items(items, run, chosen.shuffle_seed), chosen.batch_size_for(rubric)
-                )
-            ),
-            chosen.context_tokens,
-        )
-        for variant in chosen.variants
-        for run in range(1, chosen.runs + 1)
-    ]
+    plans = _run_plans(items, rubric, chosen)
     bar = tqdm(
         total=len(items) * len(plans),
         disable=not chosen.progress,
