@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from judgekit import config
 from judgekit.data import write_table
 from judgekit.types import UsageError
+from judgekit.workflows.cli_judge import RunFailed
 from judgekit.workflows.study import Study, load_study
 
 
@@ -95,6 +96,7 @@ def run_report(folder: str | Path, err: TextIO = sys.stderr) -> Path:
 
     Raises:
         UsageError: If the folder has no judgments or the notebooks are not on disk.
+        RunFailed: If a notebook failed (it is kept as ``<name>.failed.ipynb``).
     """
     from judgekit.workflows.paper import NotebookRun, execute
 
@@ -106,6 +108,7 @@ def run_report(folder: str | Path, err: TextIO = sys.stderr) -> Path:
     report = study.folder.report
     (report / "figures").mkdir(parents=True, exist_ok=True)
     write_table(study.labels, report / "human_labels.parquet")  # whichever file they came from
+    failures: list[str] = []
     for step in plan_report(study):
         if step.skipped:
             print(f"skipped {step.notebook}: {step.skipped}", file=err)
@@ -113,7 +116,13 @@ def run_report(folder: str | Path, err: TextIO = sys.stderr) -> Path:
         parameters = {**step.parameters, "figures_dir": str(report / "figures")}
         run = NotebookRun(step.notebook, notebooks / f"{step.notebook}.ipynb", parameters)
         print(f"running {step.notebook} ...", file=err, flush=True)
-        execute(run, report)
+        try:
+            execute(run, report)
+        except RuntimeError as error:  # the failed notebook is kept; the others still run
+            failures.append(str(error))
+            print(f"failed {step.notebook}: {error}", file=err)
     print(f"report: notebooks in {report}, tables in {report / 'tables'}, figures in "
           f"{report / 'figures'}", file=err)  # fmt: skip
+    if failures:
+        raise RunFailed(f"{len(failures)} report notebook(s) failed; first: {failures[0]}")
     return report
