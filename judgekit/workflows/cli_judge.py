@@ -336,7 +336,7 @@ def execute(command: JudgeCommand, out: TextIO = sys.stdout, err: TextIO = sys.s
         dry_run(prepared, out)
         return
     endpoint = command.endpoint
-    if endpoint.remote:
+    if endpoint.remote and not command.judging.offline:
         probe_endpoint(endpoint)
     with default_judge_client(
         endpoint.model,
