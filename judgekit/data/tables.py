@@ -40,6 +40,16 @@ _SEPARATOR_NAMES = {";": "';'", "\t": "tab", ",": "','", "|": "'|'"}
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,]\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
 _LEADING_ZERO = re.compile(r"[+-]?0\d")
+#: File signatures of binary files that sometimes get a .csv name by mistake.
+BINARY_SIGNATURES: Mapping[bytes, str] = {
+    b"\x89PNG\r\n\x1a\n": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF8": "a GIF image",
+    b"%PDF-": "a PDF document",
+    b"PK\x03\x04": "a zip archive (an xlsx file? give it the .xlsx name)",
+    b"\xd0\xcf\x11\xe0": "an old Excel/Office file (.xls; save it as .xlsx)",
+    b"SQLite format 3\x00": "an SQLite database",
+}
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
@@ -102,6 +112,8 @@ def read_table(
     """
     source = Path(path)
     suffix = source.suffix.lower()
+    if source.is_dir():
+        raise DataError(source, "is a folder; give the items file inside it")
     if not source.is_file():
         raise DataError(source, "file not found")
     if suffix in EXCEL_SUFFIXES:
@@ -153,7 +165,12 @@ def _decode(source: Path, data: bytes, encoding: str | None) -> tuple[str, str]:
             try:
                 return data.decode(name), name
             except UnicodeDecodeError as error:
-                raise _decode_error(source, data, error.start, f"is not valid {name}") from None
+                # utf-8-sig counts offsets after the BOM it strips; utf-16 counts from byte 0
+                offset = error.start + (len(bom) if name == "utf-8-sig" else 0)
+                raise _decode_error(source, data, offset, f"is not valid {name}") from None
+    for signature, kind in BINARY_SIGNATURES.items():
+        if data.startswith(signature):
+            raise DataError(source, f"is {kind}, not a text table; export it as .csv or .xlsx")
     if b"\x00" in data:
         nul = data.index(b"\x00")
         raise _decode_error(

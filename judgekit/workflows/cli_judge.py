@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -222,13 +223,18 @@ def _options(prepared: Prepared) -> JudgeOptions:
 
 
 def check_options(prepared: Prepared) -> None:
-    """Check the judging options against the rubric and the endpoint, without a call."""
-    preview(
-        prepared.items,
-        prepared.rubric,
-        planning_client(prepared.command.endpoint),
-        _options(prepared),
-    )
+    """Check the judging options against the rubric and the endpoint, without a call.
+
+    Raises:
+        UsageError: For inconsistent options, or a store file that cannot be opened.
+    """
+    client = planning_client(prepared.command.endpoint)
+    try:
+        preview(prepared.items, prepared.rubric, client, _options(prepared))
+    except sqlite3.DatabaseError as error:
+        raise UsageError(
+            f"--store {prepared.store}: cannot open it ({error}); move it away or pass another"
+        ) from None
 
 
 def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
