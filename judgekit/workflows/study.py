@@ -18,12 +18,13 @@ the report notebooks (:func:`load_study`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from judgekit import config
 from judgekit.data import DataError, Table, items_from_frame, read_frame
 from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
 from judgekit.types import Item, Rubric, Status
@@ -139,17 +140,23 @@ def check_label_column(table: Table, column: str) -> None:
         raise DataError(table.path, f"no label column '{column}'; the headers are: {headers}")
 
 
-def item_context(items: Sequence[Item]) -> pd.DataFrame:
+def item_context(
+    items: Sequence[Item], sources: Mapping[str, str] = CONTEXT_SOURCES
+) -> pd.DataFrame:
     """Answering model, question and answer length of each item, where the items carry them.
 
+    Args:
+        items: The judged items.
+        sources: Item column of each context column (default :data:`CONTEXT_SOURCES`).
+
     Returns:
-        Indexed by item ID; only the :data:`CONTEXT_SOURCES` columns the items have.
+        Indexed by item ID; only the context columns the items have.
     """
     records = {}
     for item in items:
         text = {**item.meta, **item.fields}
         record: dict[str, object] = {}
-        for name, source in CONTEXT_SOURCES.items():
+        for name, source in sources.items():
             value = text.get(source)
             if value is None or str(value).strip() == "":
                 continue
@@ -158,9 +165,11 @@ def item_context(items: Sequence[Item]) -> pd.DataFrame:
     return pd.DataFrame.from_dict(records, orient="index")
 
 
-def with_context(judgments: pd.DataFrame, items: Sequence[Item]) -> pd.DataFrame:
+def with_context(
+    judgments: pd.DataFrame, items: Sequence[Item], sources: Mapping[str, str] = CONTEXT_SOURCES
+) -> pd.DataFrame:
     """``judgments`` with the :func:`item_context` columns mapped onto every row."""
-    context = item_context(items)
+    context = item_context(items, sources)
     result = judgments.copy()
     for column in context.columns:
         result[column] = result["item_id"].map(context[column])
@@ -168,10 +177,13 @@ def with_context(judgments: pd.DataFrame, items: Sequence[Item]) -> pd.DataFrame
 
 
 def human_labels(
-    items: Sequence[Item], rubric: Rubric, label_column: str | None = None
+    items: Sequence[Item],
+    rubric: Rubric,
+    label_column: str | None = None,
+    answer_model_column: str = CONTEXT_SOURCES["answer_model"],
 ) -> pd.DataFrame:
     """The human labels the items carry (``item_id, rubric, answer_model, score``)."""
-    return labels_from_items(items, rubric, CONTEXT_SOURCES["answer_model"], label_column)
+    return labels_from_items(items, rubric, answer_model_column, label_column)
 
 
 def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -213,6 +225,20 @@ class Study:
     verdicts: pd.DataFrame
     labels: pd.DataFrame
     labels_source: str
+
+
+def output_folders(figures_dir: str, output_dir: str, name: str) -> tuple[Path, Path]:
+    """A notebook's figure and table folders (defaults under ``config``); the tables one exists.
+
+    Args:
+        figures_dir: The notebook's ``figures_dir`` parameter (empty: ``config.FIGURES_DIR``).
+        output_dir: Its ``output_dir`` parameter (empty: ``config.RUNS_DIR / name``).
+        name: The notebook's default table folder name.
+    """
+    figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
+    tables = Path(output_dir) if output_dir else config.RUNS_DIR / name
+    tables.mkdir(parents=True, exist_ok=True)
+    return figures, tables
 
 
 def _judgments_file(path: Path) -> Path:

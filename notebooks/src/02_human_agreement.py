@@ -13,8 +13,8 @@
 # counted next to every estimate, never turned into numbers.
 
 # %% tags=["parameters"]
-judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
-labels_path: str = ""  # human labels; empty: human_labels.parquet beside the judgments
+judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
+labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
 variant: str = "base"  # prompt variant compared with the human
 run: int = 1  # run compared with the human
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
@@ -26,7 +26,6 @@ figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "human_agreement"
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import display
@@ -35,23 +34,18 @@ from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.data.tidy import (
     HUMAN,
-    final_verdicts,
     rater_table,
-    read_judgments,
-    read_labels,
     shared_scored_items,
 )
 from judgekit.rubrics import load_rubric
 from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
 from judgekit.stats.seed004 import seed004_report
+from judgekit.workflows.study import load_study, output_folders
 
 plots.apply_style()
-source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
-labels = read_labels(Path(labels_path) if labels_path else source.parent / "human_labels.parquet")
-figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-tables = Path(output_dir) if output_dir else config.RUNS_DIR / "human_agreement"
-tables.mkdir(parents=True, exist_ok=True)
-verdicts = final_verdicts(read_judgments(source))
+study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
+figures, tables = output_folders(figures_dir, output_dir, "human_agreement")
+verdicts, labels = study.verdicts, study.labels
 rubrics = [r for r in pd.unique(verdicts["rubric"]) if (labels["rubric"] == r).any()]
 judges = list(pd.unique(verdicts["model"]))
 print(f"rubrics with human labels: {rubrics}; judges: {judges}")
@@ -139,6 +133,9 @@ if pairs:
 # ## Per answering model
 
 # %%
+with_models = [r for r in rubrics if "answer_model" in long[r].columns]
+if len(with_models) < len(rubrics):
+    print("skipped where the items file has no Model column (the model that wrote each answer)")
 rows = [
     cohen_kappa(
         subset,
@@ -151,16 +148,21 @@ rows = [
         seed=seed,
     ).assign(rubric=rubric, answer_model=model)
     for rubric, judge in pairs
+    if rubric in with_models
     for model, subset in long[rubric].groupby("answer_model")
     if shared_scored_items(subset, [judge, HUMAN]) >= 2
 ]
 by_model = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 write_table(by_model, tables / "kappa_by_answer_model.csv")
 display(by_model)
-
-# %% [markdown]
-# Each answering model contributes only a third of the items, so these intervals are wide;
-# a kappa is undefined (empty) where a model's items all got the same human score.
+for rubric in with_models:
+    human_rows = long[rubric][long[rubric]["rater"] == HUMAN]
+    per_model = human_rows.groupby("answer_model")["item"].nunique()
+    print(
+        f"{rubric}: {len(per_model)} answering models with {per_model.min()}-{per_model.max()} "
+        f"of the {human_rows['item'].nunique()} labelled items each; the fewer items, the wider "
+        "the interval, and a kappa is undefined (empty) where a model's items share one score"
+    )
 
 # %% [markdown]
 # ## Seed 004's validation protocol
