@@ -222,8 +222,12 @@ def demo(
     out: Annotated[Path | None, typer.Option(help="Run folder (default runs/demo-<time>).")] = None,
 ) -> None:
     """Judge the illustrative demo set with the local model and run every analysis."""
+    from judgekit import config
+    from judgekit.workflows.checkout import require_checkout
     from judgekit.workflows.demo import run_demo
 
+    require_checkout(config.NOTEBOOKS_DIR, "demo")
+    require_checkout(config.PARAMS_DIR / "demo", "demo")
     run_demo(out)
 
 
@@ -236,9 +240,11 @@ def paper(
 ) -> None:
     """Execute every notebook with its parameter file and regenerate every figure."""
     from judgekit import config
+    from judgekit.workflows.checkout import require_checkout
     from judgekit.workflows.paper import run_paper
 
-    run_paper(params or config.PARAMS_DIR / "paper", out)
+    require_checkout(config.NOTEBOOKS_DIR, "paper")
+    run_paper(params or require_checkout(config.PARAMS_DIR / "paper", "paper"), out)
 
 
 @app.command()
@@ -248,8 +254,11 @@ def bench(
     ] = None,
 ) -> None:
     """Run the benchmark scripts and rewrite docs/benchmarks.md from their output."""
+    from judgekit import config
     from judgekit.workflows.bench import run_benchmarks
+    from judgekit.workflows.checkout import require_checkout
 
+    require_checkout(config.ROOT / "benchmarks", "bench")
     path = run_benchmarks(name or None)
     typer.echo(f"benchmark tables written to {path}")
 

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from judgekit import config
 from judgekit.data import write_table
 from judgekit.types import UsageError
+from judgekit.workflows.checkout import require_checkout
 from judgekit.workflows.cli_judge import RunFailed
 from judgekit.workflows.study import Study, load_study
 
@@ -29,20 +30,6 @@ class ReportStep:
     notebook: str
     parameters: dict[str, Any]
     skipped: str = ""
-
-
-def require_checkout(path: Path, command: str) -> Path:
-    """Return ``path`` if it exists, else say in one line that ``command`` needs a checkout.
-
-    Raises:
-        UsageError: When the project's notebooks (or parameter files) are not on disk.
-    """
-    if not path.exists():
-        raise UsageError(
-            f"`judgekit {command}` needs the project checkout ({path} not found); run it from "
-            "a clone of the judgekit repository"
-        )
-    return path
 
 
 def plan_report(study: Study) -> list[ReportStep]:
