@@ -177,6 +177,24 @@ def preview(
             store.close()
 
 
+async def _run_plans_in_order(
+    session: JudgeSession, plans: Sequence[RunPlan], runner: ModeRunner
+) -> list[Row]:
+    """Every plan's rows, in plan order; the variants of one run go concurrently."""
+    rows_by_plan: dict[int, list[Row]] = {}
+    for run in sorted({plan.run for plan in plans}):
+        # Runs go one after another: repeats send identical bodies, and an endpoint (or the
+        # simulator) should see run r's requests before run r+1's, not interleaved at random.
+        in_run = [(i, plan) for i, plan in enumerate(plans) if plan.run == run]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = {i: group.create_task(runner(session, p)) for i, p in in_run}
+        except BaseExceptionGroup as group_error:
+            raise _first_error(group_error) from None
+        rows_by_plan.update((i, task.result()) for i, task in tasks.items())
+    return [row for i in range(len(plans)) for row in rows_by_plan[i]]
+
+
 async def ajudge(
     items: Sequence[Item],
     rubric: Rubric,
@@ -236,23 +254,11 @@ async def ajudge(
         if chosen.progress and first_batch is not None:
             described = describe_options(session.options(first_batch.ids, 1))
             print(f"{estimate.describe()} Options: {described}.", file=sys.stderr)
-        rows_by_plan: dict[int, list[Row]] = {}
-        for run in range(1, chosen.runs + 1):
-            # Runs go one after another: repeats send identical bodies, and an endpoint (or the
-            # simulator) should see run r's requests before run r+1's, not interleaved at random.
-            in_run = [(i, plan) for i, plan in enumerate(plans) if plan.run == run]
-            runner = MODES[chosen.mode]
-            try:
-                async with asyncio.TaskGroup() as group:
-                    tasks = {i: group.create_task(runner(session, p)) for i, p in in_run}
-            except BaseExceptionGroup as group_error:
-                raise _first_error(group_error) from None
-            rows_by_plan.update((i, task.result()) for i, task in tasks.items())
+        rows = await _run_plans_in_order(session, plans, MODES[chosen.mode])
     finally:
         bar.close()
         if owns_store and store is not None:
             store.close()
-    rows = [row for i in range(len(plans)) for row in rows_by_plan[i]]
     table = _table(rows, chosen.shuffle_seed)
     table.attrs.update(
         api_calls=session.counters.api_calls,

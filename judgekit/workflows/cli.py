@@ -49,7 +49,7 @@ def _root(
 
 
 @app.command()
-def judge(
+def judge(  # long only because typer reads one parameter per flag from the signature
     items: Annotated[Path, typer.Argument(help="Your items table (.csv, .tsv or .xlsx).")],
     rubric: Annotated[str, typer.Option(help="Rubric name (see `judgekit rubrics`).")],
     study: Annotated[
