@@ -54,6 +54,12 @@ CASES: list[tuple[str, list[str], dict[str, str], str]] = [
      "o.csv"], {}, "picture.csv: is a PNG image, not a text table"),
     ("BOM then Windows-1250 bytes", ["judge", "bom.csv", "--rubric", "factual_accuracy",
      "--output", "o.csv"], {}, "byte 0xe9 at offset 27 is not valid utf-8-sig"),
+    ("xlsx header on row 3", ["judge", "header3.xlsx", "--rubric", "factual_accuracy",
+     "--output", "o.csv"], {}, "the header ('ID', ...) is on row 3, not row 1"),
+    ("xlsx whose first sheet is notes", ["judge", "notes.xlsx", "--rubric", "factual_accuracy",
+     "--output", "o.csv"], {}, "the first sheet 'notes' holds no table; the workbook also has"),
+    ("xlsx formula without a saved value", ["judge", "formula.xlsx", "--rubric",
+     "factual_accuracy", "--output", "o.csv"], {}, "has no saved value"),
     ("unknown option", ["--output", "o.csv", "--bogus"], {}, "No such option: --bogus"),
     ("bad number", ["--output", "o.csv", "--runs", "many"], {}, "Invalid value for '--runs'"),
     ("report of a missing folder", ["report", "nowhere"], {}, "no such study folder"),
@@ -76,7 +82,30 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "broken.sqlite").write_bytes(b"this is not a database" * 100)
     (root / "bom.csv").write_bytes(b"\xef\xbb\xbfID,Question,Answer\r\n1,q,\xe9\xe8\r\n")
     (root / "picture.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    write_workbooks(root)
     return root
+
+
+def write_workbooks(root: Path) -> None:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.append(["My study, spring"])
+    book.active.append([])
+    for row in (["ID", "Question", "Answer"], ["1", "q", "a"]):
+        book.active.append(row)
+    book.save(root / "header3.xlsx")
+    book = openpyxl.Workbook()
+    book.active.title = "notes"
+    book.active.append(["Notes about the items"])
+    items = book.create_sheet("items")
+    for row in (["ID", "Question", "Answer"], ["1", "q", "a"]):
+        items.append(row)
+    book.save(root / "notes.xlsx")
+    book = openpyxl.Workbook()
+    for row in (["ID", "Question", "Answer"], ["1", "q", '=CONCAT("a", "b")']):
+        book.active.append(row)
+    book.save(root / "formula.xlsx")
 
 
 @pytest.mark.parametrize(("case", "args", "env", "expected"), CASES, ids=[c[0] for c in CASES])

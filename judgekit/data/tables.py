@@ -22,14 +22,13 @@ import io
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from judgekit.data.columns import canonical_headers, validate_frame
 from judgekit.data.errors import DataError, column_letter
+from judgekit.data.xlsx import read_xlsx
 from judgekit.types import CANONICAL_COLUMNS
 
 #: Separators tried when none is given, in order of preference.
@@ -117,7 +116,7 @@ def read_table(
     if not source.is_file():
         raise DataError(source, "file not found")
     if suffix in EXCEL_SUFFIXES:
-        sheet_name, records = _read_xlsx(source, sheet)
+        sheet_name, records = read_xlsx(source, sheet, id_column)
         used_encoding, used_sep = None, None
     elif suffix in DELIMITED_SUFFIXES:
         if sheet is not None:
@@ -270,42 +269,6 @@ def _split_records(
                 position=position,
             )
     return records
-
-
-def _cell_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    return str(value)
-
-
-def _read_xlsx(source: Path, sheet: str | None) -> tuple[str, list[tuple[int, list[str]]]]:
-    from zipfile import BadZipFile
-
-    import openpyxl
-
-    try:
-        book = openpyxl.load_workbook(source, read_only=True, data_only=True)
-    except (BadZipFile, OSError, KeyError, ValueError) as error:
-        raise DataError(source, f"not a readable xlsx workbook ({error})") from None
-    try:
-        names = list(book.sheetnames)
-        name = names[0] if sheet is None else sheet
-        if name not in names:
-            listed = ", ".join(f"'{n}'" for n in names)
-            raise DataError(source, f"sheet '{name}' not found (the workbook has {listed})")
-        rows = [[_cell_text(v) for v in row] for row in book[name].iter_rows(values_only=True)]
-    finally:
-        book.close()
-    records = [(n, r) for n, r in enumerate(rows, start=1) if n == 1 or any(c.strip() for c in r)]
-    if not records or not any(c.strip() for c in records[0][1]):
-        raise DataError(source, f"sheet '{name}' is empty")
-    return name, records
 
 
 def _build_frame(
