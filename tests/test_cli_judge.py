@@ -13,8 +13,9 @@ from judgekit.data import DataError
 from judgekit.engine import JudgeOptions
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import UsageError
-from judgekit.workflows.cli_judge import JudgeCommand, RunFailed, execute
+from judgekit.workflows.cli_judge import JudgeCommand, execute
 from judgekit.workflows.clients import EndpointOptions
+from judgekit.workflows.errors import RunFailed
 
 TRUTH = {"101": 5.0, "102": 0.0, "103": 3.0, "104": 5.0}
 

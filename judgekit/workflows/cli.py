@@ -186,7 +186,7 @@ def rubrics_show(
 def report(
     study: Annotated[Path, typer.Argument(help="Study folder written by `judgekit judge`.")],
 ) -> None:
-    """Run the analysis notebooks on a study folder (judgekit.workflows.report)."""
+    """Run the analysis notebooks on a study folder; print where they and the figures are."""
     from judgekit.workflows.report import run_report
 
     run_report(study)
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     from judgekit.engine import MissingAPIKeyError
     from judgekit.local import LocalJudgeUnavailable, LocalServerError
-    from judgekit.workflows.cli_judge import RunFailed
+    from judgekit.workflows.errors import RunFailed
 
     try:
         code = app(args=argv, standalone_mode=False)

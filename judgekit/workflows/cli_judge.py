@@ -34,6 +34,7 @@ from judgekit.workflows.clients import (
     planning_client,
     probe_endpoint,
 )
+from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.study import (
     StudyFolder,
     check_label_column,
@@ -52,10 +53,6 @@ UNSCORED_STATUSES = frozenset(
         Status.INCONSISTENT.value,
     }
 )
-
-
-class RunFailed(RuntimeError):
-    """The run did not do its job (outputs may exist); the message is one line."""
 
 
 @dataclass(frozen=True)

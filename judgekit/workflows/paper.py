@@ -35,6 +35,7 @@ import yaml
 
 from judgekit import __version__, config
 from judgekit.data.atomic import atomic_copy, atomic_write_text
+from judgekit.workflows.errors import RunFailed
 
 KERNEL_NAME = "python3"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -239,7 +240,7 @@ def execute(run: NotebookRun, run_dir: Path) -> Path:
     except papermill.PapermillExecutionError as error:
         failed = run_dir / f"{run.name}.failed.ipynb"
         _finish(partial, failed, record)
-        raise RuntimeError(
+        raise RunFailed(
             f"notebook {run.notebook.name} (run {run.name}) failed in cell {error.exec_count}: "
             f"{error.ename}: {redact(str(error.evalue))} (see {failed})"
         ) from None

@@ -19,7 +19,7 @@ from judgekit import config
 from judgekit.data import write_table
 from judgekit.types import UsageError
 from judgekit.workflows.checkout import require_checkout
-from judgekit.workflows.cli_judge import RunFailed
+from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.study import Study, load_study
 
 
@@ -105,7 +105,7 @@ def run_report(folder: str | Path, err: TextIO = sys.stderr) -> Path:
         print(f"running {step.notebook} ...", file=err, flush=True)
         try:
             execute(run, report)
-        except RuntimeError as error:  # the failed notebook is kept; the others still run
+        except RunFailed as error:  # the failed notebook is kept; the others still run
             failures.append(str(error))
             print(f"failed {step.notebook}: {error}", file=err)
     print(f"report: notebooks in {report}, tables in {report / 'tables'}, figures in "
