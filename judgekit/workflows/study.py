@@ -196,7 +196,9 @@ def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame
     first = sorted(usable["labeller"].astype(str).unique())[:1]
     usable = usable[usable["labeller"].astype(str).isin(first)]
     models = verdicts.drop_duplicates("item_id").set_index("item_id")
-    answer_model = usable["item_id"].astype(str).map(models.get("answer_model", pd.Series()))
+    answer_model = pd.Series("", index=usable.index)
+    if "answer_model" in models.columns:
+        answer_model = usable["item_id"].astype(str).map(models["answer_model"].astype(str))
     return pd.DataFrame(
         {
             "item_id": usable["item_id"].astype(str),
@@ -242,6 +244,8 @@ def output_folders(figures_dir: str, output_dir: str, name: str) -> tuple[Path, 
 
 
 def _judgments_file(path: Path) -> Path:
+    if not path.exists():
+        raise DataError(path, "no such study folder or judgments table; run `judgekit judge` first")
     if path.is_dir():
         folder = StudyFolder(path)
         for candidate in (folder.judgments, folder.judgments_csv):
