@@ -15,6 +15,7 @@
 # %% tags=["parameters"]
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
 labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
+repeats_path: str = ""  # judgments with repeated runs for seed 004's consistency check; empty: none
 variant: str = "base"  # prompt variant compared with the human
 run: int = 1  # run compared with the human
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
@@ -34,6 +35,7 @@ from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.data.tidy import (
     HUMAN,
+    VERDICT_KEYS,
     rater_table,
     shared_scored_items,
 )
@@ -167,14 +169,24 @@ for rubric in with_models:
 # %% [markdown]
 # ## Seed 004's validation protocol
 #
-# Agreement with the human, three paraphrases agreeing with each other (kappa > 0.8), three
-# runs at temperature 0 agreeing completely, and scores covering the scale. A check whose data
-# is missing (one run, one variant) is reported without a verdict, never as a pass.
+# Agreement with the human, the paraphrased prompts agreeing with each other (the seed asks
+# for three, each pair with kappa > 0.8), repeated runs at temperature 0 agreeing completely
+# (the seed asks for three), and scores covering the scale. A check whose data is missing (one
+# run, one variant) is reported without a verdict, never as a pass.
 
 # %%
+protocol = verdicts
+if repeats_path:  # the repeated runs may live in their own judgments table
+    repeats = load_study(repeats_path).verdicts
+    protocol = pd.concat([verdicts, repeats]).drop_duplicates(list(VERDICT_KEYS))
+for rubric in rubrics:
+    chosen = protocol[protocol["rubric"] == rubric]
+    paraphrases = sorted(set(chosen["variant"]) - {variant})
+    runs_seen = chosen.loc[chosen["variant"] == variant, "run"].nunique()
+    print(f"{rubric}: {len(paraphrases)} paraphrased variant(s) {paraphrases}, {runs_seen} run(s)")
 reports = [
     seed004_report(
-        rater_table(verdicts, labels, rubric=rubric),
+        rater_table(protocol, labels, rubric=rubric),
         judge=judge,
         human=HUMAN,
         scale=scales[rubric],
