@@ -61,3 +61,19 @@ def test_bad_items_file_is_a_one_line_error(
     assert error.startswith(f"error: {bad}: ") and "Ref_Answer" in error
     assert error.count("\n") == 1
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_version_help_and_rubrics_show(capsys: pytest.CaptureFixture[str]) -> None:
+    from judgekit import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"judgekit {__version__}\n"
+    assert main(["judge", "-h"]) == 0
+    usage = capsys.readouterr().out
+    for flag in ("--study", "--dry-run", "--temperature", "--max-tokens", "--timeout"):
+        assert flag in usage
+    assert "judgekit." not in usage, "help text names no internal module"
+    assert main(["rubrics", "show", "factual_accuracy", "--variant", "paraphrase_2"]) == 0
+    shown = capsys.readouterr().out
+    assert "optional columns: Ref_Answer" in shown and "human label column: Human_Factual" in shown
+    assert "<Ref_Answer>&lt;Ref_Answer of the item&gt;</Ref_Answer>" in shown

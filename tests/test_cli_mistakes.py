@@ -46,6 +46,9 @@ CASES: list[tuple[str, list[str], dict[str, str], str]] = [
     ("zero limit", ["--output", "o.csv", "--limit", "0"], {}, "--limit 0"),
     ("label column absent", ["--output", "o.csv", "--labels-column", "Human_Score"], {},
      "no label column 'Human_Score'"),
+    ("label off the scale", ["judge", "offscale.csv", "--rubric", "factual_accuracy",
+     "--output", "o.csv", "--labels-column", "human"], {},
+     "row 3, column C 'human': label '7' is not on the factual_accuracy scale (1, 2, 3, 4)"),
     ("items file missing", ["judge", "nope.csv", "--rubric", "factual_accuracy", "--output",
      "o.csv"], {}, "nope.csv: file not found"),
     ("items file is a folder", ["judge", ".", "--rubric", "factual_accuracy", "--output",
@@ -79,6 +82,7 @@ def closed_port() -> int:
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mistakes")
     (root / "items.csv").write_text(ITEMS, encoding="utf-8")
+    (root / "offscale.csv").write_text("ID,Question,human,Answer\n1,q,4,a\n2,q,7,a\n")
     (root / "broken.sqlite").write_bytes(b"this is not a database" * 100)
     (root / "bom.csv").write_bytes(b"\xef\xbb\xbfID,Question,Answer\r\n1,q,\xe9\xe8\r\n")
     (root / "picture.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))

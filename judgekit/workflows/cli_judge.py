@@ -38,6 +38,7 @@ from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.study import (
     StudyFolder,
     check_label_column,
+    check_labels,
     human_labels,
     study_items,
     with_context,
@@ -179,6 +180,8 @@ def prepare(command: JudgeCommand, err: TextIO = sys.stderr) -> Prepared:
         check_label_column(table, label_column)
     elif rubric.label_column in table.frame.columns:
         label_column = rubric.label_column
+    if label_column is not None:
+        check_labels(table, label_column, rubric)
     items, unused = study_items(table, rubric, label_column=label_column)
     items = items[: command.limit] if command.limit else items
     check_endpoint(command.endpoint)

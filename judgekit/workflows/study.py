@@ -140,6 +140,35 @@ def check_label_column(table: Table, column: str) -> None:
         raise DataError(table.path, f"no label column '{column}'; the headers are: {headers}")
 
 
+def check_labels(table: Table, column: str, rubric: Rubric) -> int:
+    """Refuse label cells that are not scores on the rubric's scale; return how many there are.
+
+    Empty cells mean "not labelled".
+
+    Raises:
+        DataError: For the first cell that is not a number on the scale (row and column named).
+    """
+    allowed = {float(value) for value in (*rubric.scale.allowed, *rubric.scale.abstain)}
+    labelled = 0
+    for row, value in table.frame[column].items():
+        text = "" if value is None else str(value).strip()
+        if text in ("", "nan"):
+            continue
+        try:
+            number = float(text.replace(",", "."))
+        except ValueError:
+            number = float("nan")
+        if number not in allowed:
+            scale = ", ".join(str(v) for v in rubric.scale.allowed)
+            raise DataError(
+                table.path, f"label '{text}' is not on the {rubric.name} scale ({scale})",
+                row=int(str(row)) if table.frame.index.name == "row" else None, column=column,
+                position=list(table.frame.columns).index(column),
+            )  # fmt: skip
+        labelled += 1
+    return labelled
+
+
 def item_context(
     items: Sequence[Item], sources: Mapping[str, str] = CONTEXT_SOURCES
 ) -> pd.DataFrame:
