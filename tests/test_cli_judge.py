@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import http.server
 import io
+import json
 import os
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +16,7 @@ from judgekit.data import DataError
 from judgekit.engine import JudgeOptions
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import UsageError
+from judgekit.workflows.cli import main
 from judgekit.workflows.cli_judge import JudgeCommand, execute
 from judgekit.workflows.clients import EndpointOptions
 from judgekit.workflows.errors import RunFailed
@@ -107,3 +111,34 @@ def test_outputs_honour_the_umask(tmp_path: Path, items_csv: Path) -> None:
     finally:
         os.umask(previous)
     assert oct((tmp_path / "t.parquet").stat().st_mode & 0o777) == oct(0o640)
+
+
+class _Unauthorized(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        body = json.dumps({"error": {"message": "Incorrect API key", "type": "auth"}}).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_rejected_key_ends_the_run_in_one_line(
+    tmp_path: Path, items_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        args = ["judge", str(items_csv), "--rubric", "riddle_accuracy", "--model", "m"]
+        args += ["--provider", "vllm", "--base-url", url, "--output", str(tmp_path / "o.csv")]
+        code = main(args)
+    finally:
+        server.shutdown()
+    error = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and error[-1].startswith("error: ") and "401" in error[-1]
+    assert "Traceback" not in "\n".join(error)

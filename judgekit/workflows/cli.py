@@ -273,7 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit code (0 done, 1 a run that did not do its job, 2 a mistake to fix).
     """
-    from judgekit.engine import MissingAPIKeyError
+    from judgekit.engine import (
+        ContextBudgetError,
+        JudgeCallError,
+        MissingAPIKeyError,
+        OfflineStoreMissError,
+    )
     from judgekit.local import LocalJudgeUnavailable, LocalServerError
     from judgekit.workflows.errors import RunFailed
 
@@ -292,10 +297,16 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         print("error: interrupted", file=sys.stderr)
         return 130
-    except (UsageError, MissingAPIKeyError, sqlite3.DatabaseError) as error:
+    except (UsageError, MissingAPIKeyError, ContextBudgetError, sqlite3.DatabaseError) as error:
         print(f"error: {_one_line(error)}", file=sys.stderr)
         return USAGE_EXIT
-    except (RunFailed, LocalJudgeUnavailable, LocalServerError) as error:
+    except (
+        RunFailed,
+        JudgeCallError,  # a failure that ends the whole run (bad key, unknown model)
+        OfflineStoreMissError,
+        LocalJudgeUnavailable,
+        LocalServerError,
+    ) as error:
         print(f"error: {_one_line(error)}", file=sys.stderr)
         return FAILED_EXIT
     return code if isinstance(code, int) else 0
