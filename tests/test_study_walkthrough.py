@@ -108,6 +108,7 @@ def test_readme_walkthrough_runs_as_written(study_dir: Path) -> None:
         "05_distributions_and_bias.ipynb",
     ]
     assert len(pd.read_parquet(study / "human_labels.parquet")) == len(ROWS)
+    assert pd.read_csv(study / "items.csv")["Ref_Answer"].tolist() == [r[3] for r in ROWS]
     assert list((study / "report" / "figures").glob("*.png"))
 
 

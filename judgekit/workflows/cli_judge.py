@@ -194,7 +194,7 @@ def describe_inputs(prepared: Prepared, err: TextIO) -> None:
     sent = [c for c in rubric.input_columns if any(c in item.fields for item in items)]
     print(f"{len(items)} items; sent to the judge: {', '.join(sent)}", file=err)
     if prepared.unused_columns:
-        print(f"not sent (kept in the outputs): {', '.join(prepared.unused_columns)}", file=err)
+        print(f"not sent to the judge: {', '.join(prepared.unused_columns)}", file=err)
     if prepared.label_column is None:
         print(
             f"no human labels: no column '{rubric.label_column}'; name yours with --labels-column",
@@ -257,6 +257,8 @@ def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
     if command.study is None:
         return
     folder = StudyFolder(command.study)
+    if not (folder.items.exists() and folder.items.samefile(command.items)):
+        write_table(prepared.table.frame, folder.items)  # the study travels with its items
     if prepared.output != folder.judgments:
         write_table(judgments, folder.judgments)
     write_table(judgments, folder.judgments_csv)

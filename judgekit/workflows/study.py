@@ -3,6 +3,7 @@
 A study folder holds::
 
     study.json            what was judged: items file, rubric, judge, columns sent and unused
+    items.csv             the items as read (canonical headers, labels and metadata included)
     judgments.parquet     every attempt of every item (judgekit.types.JUDGMENT_COLUMNS + context)
     judgments.csv         the same, comma-separated UTF-8 (data.frames convention)
     human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
@@ -58,6 +59,11 @@ class StudyFolder:
     def manifest(self) -> Path:
         """``study.json``."""
         return self.root / "study.json"
+
+    @property
+    def items(self) -> Path:
+        """``items.csv``."""
+        return self.root / "items.csv"
 
     @property
     def judgments(self) -> Path:

@@ -11,7 +11,8 @@
 # than a serious judge) is started and used. Keys are never parameters: the client reads them
 # from the environment (`OPENAI_API_KEY`, or the provider's own variable).
 #
-# Outputs in `output_dir`: `judgments.parquet` and `.csv` (every attempt, with the raw reply),
+# `output_dir` is a study folder (the layout `judgekit judge --study` writes and `judgekit report`
+# reads): `judgments.parquet` and `.csv` (every attempt, with the raw reply),
 # `human_labels.parquet` (the rubric's label column, when the table has one), one seed-style
 # `ID,score` file per rubric, variant and run under `scores/` (with a `.status.csv` sidecar
 # explaining every empty score), and the response store that replays replies on a rerun.
@@ -50,12 +51,13 @@ from judgekit.rubrics import load_rubric
 from judgekit.stats.status import status_summary
 from judgekit.types import JUDGMENT_COLUMNS, Status
 from judgekit.workflows.clients import default_judge_client
-from judgekit.workflows.study import human_labels, study_items, with_context
+from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
 
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
 out = Path(output_dir) if output_dir else config.RUNS_DIR / "judging"
 out.mkdir(parents=True, exist_ok=True)
-store = Path(store_path) if store_path else out / "responses.sqlite"
+study = StudyFolder(out)  # the same layout `judgekit judge --study` writes and `report` reads
+store = Path(store_path) if store_path else study.store
 table = read_table(dataset, id_column=id_column)
 print(f"{len(table.frame)} rows from {dataset.name}")
 
@@ -126,17 +128,17 @@ assert len(per_run) == len(rubrics) * len(variants) * runs
 # ## Write the outputs
 
 # %%
-write_table(judgments, out / "judgments.parquet")
-write_table(judgments, out / "judgments.csv")
-write_table(human, out / "human_labels.parquet")
+write_table(judgments, study.judgments)
+write_table(judgments, study.judgments_csv)
+write_table(human, study.human_labels)
 for (name, variant, run), _ in per_run.items():
     write_id_score_csv(
         judgments,
-        out / "scores" / f"{name}-{variant}-run{run}.csv",
+        study.scores / f"{name}-{variant}-run{run}.csv",
         rubric=name,
         variant=variant,
         run=run,
     )
 assert list(judgments.columns[: len(JUDGMENT_COLUMNS)]) == list(JUDGMENT_COLUMNS)
-print(f"judgments: {out / 'judgments.parquet'} ({len(judgments)} rows)")
-print(f"human labels: {len(human)} rows; ID,score files: {out / 'scores'}")
+print(f"judgments: {study.judgments} ({len(judgments)} rows)")
+print(f"human labels: {len(human)} rows; ID,score files: {study.scores}")
