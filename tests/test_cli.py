@@ -77,3 +77,16 @@ def test_version_help_and_rubrics_show(capsys: pytest.CaptureFixture[str]) -> No
     shown = capsys.readouterr().out
     assert "optional columns: Ref_Answer" in shown and "human label column: Human_Factual" in shown
     assert "<Ref_Answer>&lt;Ref_Answer of the item&gt;</Ref_Answer>" in shown
+
+
+@pytest.mark.parametrize("command", [["paper"], ["demo"]])
+def test_checkout_commands_say_in_one_line_that_they_need_one(
+    command: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(config, "NOTEBOOKS_DIR", tmp_path / "not-a-checkout")
+    assert main(command) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "needs the project checkout" in error
