@@ -80,6 +80,17 @@ assert len(judgments), f"{study.folder.root}: no judgments for {rubric} / {varia
 # %%
 effects = position_effects(judgments, human, adjust=adjust, group_col="model")
 verdicts = leniency_drift_verdict(effects, tolerance=tolerance)
+# Unshuffled, every item sits at one place: a slope cannot separate leniency from item order.
+confounded = judgments.groupby("item_id")["position"].nunique().max() == 1
+settled = verdicts["term"].isin(["position", "batch_index"]) & verdicts["verdict"].isin(
+    ["pass", "fail"]
+)
+if confounded:
+    verdicts.loc[settled, "verdict"] = "inconclusive"
+    verdicts.loc[settled, "statement"] = (
+        "inconclusive (position confounded with item order): every item sat at one position "
+        "only; judge again with a shuffle seed and two or more runs to separate them"
+    )
 write_table(effects, tables / "position_effects.csv")
 write_table(verdicts, tables / "leniency_drift_verdicts.csv")
 display(effects[["group", "term", "estimate", "ci_low", "ci_high", "span", "n", "n_dropped"]])
@@ -87,12 +98,6 @@ for row in verdicts.itertuples():
     print(f"{row.group} · {row.term}\n  instruction: {row.instruction}\n  {row.statement}")
 print(f"rule: {verdicts['rule'].iloc[0]}")
 print(f"set aside: {effects['dropped_reason'].iloc[0] or 'nothing'}")
-if judgments.groupby("item_id")["position"].nunique().max() == 1:
-    print(
-        "caution: every item sat at one position only (no shuffled runs), so position is "
-        "confounded with the order of the items in the table; a slope may come from which "
-        "items happen to sit late rather than from drifting leniency"
-    )
 assert set(verdicts["verdict"]) <= {"pass", "fail", "inconclusive", "not tested"}
 tested = verdicts[verdicts["verdict"] != "not tested"]
 assert (tested["drift_ci_low"] <= tested["drift"]).all()
