@@ -153,7 +153,7 @@ def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
     return output, output.with_name(f".{output.name}.responses.sqlite"), True
 
 
-def prepare(command: JudgeCommand, err: TextIO = sys.stderr) -> Prepared:
+def prepare(command: JudgeCommand) -> Prepared:
     """Check the whole command before any server starts or any call is made.
 
     Raises:
@@ -344,7 +344,10 @@ def execute(command: JudgeCommand, out: TextIO = sys.stdout, err: TextIO = sys.s
         dry_run(prepared, out)
         return
     endpoint = command.endpoint
-    if endpoint.remote and not command.judging.offline:
+    if command.judging.offline:  # replies come from the store: no server, no connection
+        finish(prepared, run(prepared, planning_client(endpoint)), err)
+        return
+    if endpoint.remote:
         probe_endpoint(endpoint)
     with default_judge_client(
         endpoint.model,
