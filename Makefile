@@ -19,6 +19,7 @@ demo: install-local
 lint:
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
+	lint-imports
 
 typecheck:
 	$(PYTHON) -m mypy judgekit

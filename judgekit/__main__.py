@@ -1,5 +1,7 @@
 """``python -m judgekit``: the command line."""
 
-from judgekit.cli import main
+import sys
 
-main()
+from judgekit.workflows.cli import main
+
+sys.exit(main())

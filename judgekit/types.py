@@ -236,6 +236,9 @@ class Rubric(Protocol):
     batched: bool
     default_batch_size: int
     input_columns: tuple[str, ...]
+    required_columns: tuple[str, ...]  # input columns every item must carry
+    optional_columns: tuple[str, ...]  # input columns shown only when an item has them
+    label_column: str  # default name of the human label column in an items table
     variants: tuple[str, ...]
 
     def render(

@@ -6,24 +6,30 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 from judgekit import config
-from judgekit.cli import app
 from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.workflows.cli import main
 
 DEMO = config.DATA_DIR / "demo" / "riddles_demo.csv"
 
 
-def test_rubrics_lists_every_packaged_rubric() -> None:
-    result = CliRunner().invoke(app, ["rubrics"])
-    assert result.exit_code == 0, result.output
-    assert "riddle_accuracy    scale 0,3,5  id_score_lines" in result.output
-    assert "extent_rating      scale 0,1,2,3,4,5,6,7,8,9,10 abstain (-1,)" in result.output
+def test_rubrics_lists_every_packaged_rubric_with_its_columns(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["rubrics"]) == 0
+    output = capsys.readouterr().out
+    assert "riddle_accuracy    scale 0,3,5  id_score_lines  reads Question, Answer, Ref_Answer" in (
+        output
+    )
+    assert "factual_accuracy   scale 1,2,3,4  score_line  reads Question, Answer (optional: " in (
+        output
+    )
+    assert "labels Human_Factual" in output
 
 
 def test_judge_writes_the_tidy_table_and_the_seed_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     labels = pd.read_csv(DEMO, sep=";", dtype={"ID": str})
@@ -33,8 +39,7 @@ def test_judge_writes_the_tidy_table_and_the_seed_file(
         args += ["--base-url", sim.base_url, "--output", str(tmp_path / "out.parquet")]
         args += ["--id-score-csv", str(tmp_path / "scores.csv"), "--batch-size", "10"]
         args += ["--mode", "conversation", "--shuffle-seed", "3"]
-        result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+        assert main(args) == 0, capsys.readouterr().err
     table = pd.read_parquet(tmp_path / "out.parquet")
     assert (table["status"] == "ok").all() and len(table) == len(labels)
     assert dict(zip(table["item_id"], table["score"], strict=True)) == oracle
@@ -43,13 +48,45 @@ def test_judge_writes_the_tidy_table_and_the_seed_file(
     assert table["conversation"].notna().all()
 
 
-def test_bad_items_file_is_a_one_line_error(tmp_path: Path) -> None:
+def test_bad_items_file_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "items.csv"
     bad.write_text("ID;Question;Answer\n1;q;a\n", encoding="utf-8")
-    result = CliRunner().invoke(
-        app, ["judge", str(bad), "--rubric", "riddle_accuracy", "--output", str(tmp_path / "o.csv")]
+    code = main(
+        ["judge", str(bad), "--rubric", "riddle_accuracy", "--output", str(tmp_path / "o.csv")]
     )
-    assert result.exit_code == 2
-    assert result.output.startswith(f"error: {bad}: ") and "Ref_Answer" in result.output
-    assert result.output.count("\n") == 1
+    assert code == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {bad}: ") and "Ref_Answer" in error
+    assert error.count("\n") == 1
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_version_help_and_rubrics_show(capsys: pytest.CaptureFixture[str]) -> None:
+    from judgekit import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"judgekit {__version__}\n"
+    assert main(["judge", "-h"]) == 0
+    usage = capsys.readouterr().out
+    for flag in ("--study", "--dry-run", "--temperature", "--max-tokens", "--timeout"):
+        assert flag in usage
+    assert "judgekit." not in usage, "help text names no internal module"
+    assert main(["rubrics", "show", "factual_accuracy", "--variant", "paraphrase_2"]) == 0
+    shown = capsys.readouterr().out
+    assert "optional columns: Ref_Answer" in shown and "human label column: Human_Factual" in shown
+    assert "<Ref_Answer>&lt;Ref_Answer of the item&gt;</Ref_Answer>" in shown
+
+
+@pytest.mark.parametrize("command", [["paper"], ["demo"]])
+def test_checkout_commands_say_in_one_line_that_they_need_one(
+    command: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(config, "NOTEBOOKS_DIR", tmp_path / "not-a-checkout")
+    assert main(command) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "needs the project checkout" in error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -11,10 +12,12 @@ from hypothesis import strategies as st
 
 from judgekit.data import (
     DEFAULT_ALIASES,
+    TABLE_SUFFIXES,
     DataError,
     alias_key,
     canonical_headers,
     items_from_frame,
+    read_frame,
     read_table,
     validate_frame,
     write_table,
@@ -49,7 +52,7 @@ def test_write_then_read_returns_the_same_text(tmp_path: Path, data: st.DataObje
     frame.loc[0, "Answer"] = TRICKY_ANSWER
     path = tmp_path / "round.csv"
     write_table(frame, path)
-    table = read_table(path, required=["Question", "Answer"], sep=";")
+    table = read_table(path, required=["Question", "Answer"], sep=",")
     assert table.frame["ID"].tolist() == row_ids
     assert table.frame["Question"].tolist() == frame["Question"].tolist()
     assert table.frame["Answer"].tolist() == frame["Answer"].tolist()
@@ -61,7 +64,7 @@ def test_detection_finds_separator_and_encoding_of_written_file(tmp_path: Path) 
     for encoding in ("utf-8", "utf-8-sig", "cp1250"):
         path = write_table(frame, tmp_path / f"{encoding}.csv", encoding=encoding)
         table = read_table(path, required=["Question", "Answer"])
-        assert (table.encoding, table.separator) == (encoding, ";")
+        assert (table.encoding, table.separator) == (encoding, ",")
         assert table.frame["ID"].tolist() == ["017"]
         assert table.frame["Answer"].iloc[0] == TRICKY_ANSWER
 
@@ -74,7 +77,7 @@ def test_write_table_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
     with pytest.raises(UnicodeEncodeError):
         write_table(not_in_cp1250, tmp_path / "t.csv", encoding="cp1250")
     assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
-    assert (tmp_path / "t.csv").read_bytes() == b"ID;Question\r\n1;q\r\n"
+    assert (tmp_path / "t.csv").read_bytes() == b"ID,Question\r\n1,q\r\n"
 
 
 def test_xlsx_numbers_become_text_in_canonical_columns(tmp_path: Path) -> None:
@@ -193,3 +196,43 @@ def test_non_numeric_extra_columns_stay_text(tmp_path: Path) -> None:
     frame = read_table(path).frame
     assert frame["Label"].tolist() == [5, 3]
     assert frame["Mixed"].tolist() == ["5", "n/a"]
+
+
+def test_a_200_kb_cell_loads_from_csv(tmp_path: Path) -> None:
+    long_answer = "szó " * 50_000  # 200 KB, beyond csv's default field size limit
+    frame = pd.DataFrame({"ID": ["1", "2"], "Question": ["q1", "q2"], "Answer": [long_answer, "a"]})
+    path = write_table(frame, tmp_path / "big.csv")
+    table = read_table(path, required=["Question", "Answer"])
+    assert table.frame["Answer"].iloc[0] == long_answer
+    assert read_frame(path)["Answer"].iloc[0] == long_answer
+
+
+def test_written_files_honour_the_umask(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"ID": ["1"], "score": [2.0]})
+    previous = os.umask(0o022)
+    try:
+        paths = [write_table(frame, tmp_path / f"t{suffix}") for suffix in TABLE_SUFFIXES]
+    finally:
+        os.umask(previous)
+    assert {oct(path.stat().st_mode & 0o777) for path in paths} == {oct(0o644)}
+
+
+def test_every_table_the_tool_writes_reads_back_with_its_values(tmp_path: Path) -> None:
+    frame = pd.DataFrame(
+        {"item_id": ["017", "2"], "score": [3.0, float("nan")], "note": ["a;b", ""]}
+    )
+    for suffix in TABLE_SUFFIXES:
+        back = read_frame(write_table(frame, tmp_path / f"t{suffix}"))
+        assert back["item_id"].tolist() == ["017", "2"]
+        assert back["score"].iloc[0] == 3.0 and pd.isna(back["score"].iloc[1])
+        assert back["note"].iloc[0] == "a;b"
+
+
+def test_earlier_semicolon_tables_still_read(tmp_path: Path) -> None:
+    (tmp_path / "old.csv").write_text("item_id;score\r\n017;3\r\n", encoding="utf-8")
+    assert read_frame(tmp_path / "old.csv")["item_id"].tolist() == ["017"]
+
+
+def test_unknown_table_type_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"must end in \.csv, \.tsv, \.parquet"):
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / "t.xls")

@@ -31,12 +31,11 @@ from judgekit.local import (
     LocalServerConfig,
     LocalServerError,
     bundled_model_path,
-    default_judge_client,
-    local_judge_client,
     missing_server_modules,
 )
 from judgekit.rubrics import list_rubrics, load_rubric
 from judgekit.types import Criterion, Item, Status
+from judgekit.workflows.clients import default_judge_client, local_judge_client
 
 pytestmark = pytest.mark.local
 
@@ -255,7 +254,7 @@ def test_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
 
 
 def test_serve_local_command_stops_on_ctrl_c(tmp_path: Path) -> None:
-    script = "from judgekit.local import serve_local_command; serve_local_command()"
+    script = "from judgekit.workflows.clients import serve_local_command; serve_local_command()"
     command = subprocess.Popen(
         [sys.executable, "-c", script],
         stdout=subprocess.PIPE,

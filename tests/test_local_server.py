@@ -14,15 +14,14 @@ from judgekit.local import (
     LOCAL_MODEL_ENV,
     LocalJudgeServer,
     LocalJudgeUnavailable,
-    default_judge_client,
     find_local_model,
     free_port,
-    remote_endpoint_configured,
     require_local_extra,
 )
 from judgekit.local import server as local_server
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.workflows.clients import default_judge_client, remote_endpoint_configured
 
 
 @pytest.fixture

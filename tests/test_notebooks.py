@@ -16,14 +16,15 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import papermill
 import pytest
 import yaml
 
 from judgekit import config
 from judgekit.data import read_table
-from judgekit.paper import load_parameter_set, run_paper, run_parameter_set
 from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.workflows.paper import load_parameter_set, run_paper, run_parameter_set
 
 NOTEBOOKS = sorted(config.NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 CANARY = "canary-key-7f3a9c0e5b1d4e2f8a6c"
@@ -141,6 +142,7 @@ def test_every_notebook_runs_on_the_simulator_without_leaking_the_key(
                 },
                 "02_human_agreement": {
                     "judgments_path": "judging/judgments.parquet",
+                    "repeats_path": "repeats/judgments.parquet",
                     "n_boot": 200,
                     "min_expected_kappa": 0.5,
                     "output_dir": "tables/agreement",
@@ -208,6 +210,10 @@ def test_every_notebook_runs_on_the_simulator_without_leaking_the_key(
         assert record["packages"]["pandas"]
         assert "provenance" in notebook.cells[0].metadata["tags"]
     assert shown == len(EXPECTED_FIGURES), "every saved figure is also shown in its notebook"
+    seed004 = pd.read_csv(run_dir / "tables" / "agreement" / "seed004_report.csv")
+    consistency = seed004[seed004["check"] == "run_consistency"].set_index("rubric")["passed"]
+    assert pd.notna(consistency["riddle_accuracy"]), "the repeats reach seed 004's check"
+    assert pd.isna(consistency["riddle_reasoning"]), "a rubric without repeats gets no verdict"
     judging = nbformat.read(run_dir / "01_run_judging.ipynb", as_version=4)
     assert judging.metadata["judgekit"]["provenance"]["parameters"]["judge_model"] == "sim-judge"
     assert (

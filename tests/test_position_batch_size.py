@@ -12,8 +12,9 @@ from judgekit.plots.position import plot_batch_size, plot_position_effect
 from judgekit.plots.save import save_figure
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.stats.position import batch_size_sensitivity, position_profile
+from judgekit.stats.position import position_profile
 from judgekit.types import Item
+from judgekit.workflows.batch_probe import batch_size_sensitivity
 
 matplotlib.use("Agg")
 

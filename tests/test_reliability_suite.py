@@ -80,7 +80,9 @@ import logging, sys
 from pathlib import Path
 from judgekit.data import items_from_frame, read_table
 from judgekit.engine import OpenAIJudge, judge
-from judgekit.engine.cli_judge import judge_command
+from judgekit.engine import JudgeOptions
+from judgekit.workflows.cli_judge import JudgeCommand, execute
+from judgekit.workflows.clients import EndpointOptions
 from judgekit.rubrics import load_rubric
 
 base_url, folder, items_path = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
@@ -90,8 +92,10 @@ items = items_from_frame(read_table(items_path).frame, rubric.input_columns)
 table = judge(items, rubric, OpenAIJudge("sim-judge", base_url=base_url),
               store=folder / "store.sqlite", runs=2)
 table.to_parquet(folder / "judge.parquet")
-judge_command(items_path, "riddle_reasoning", "sim-judge", folder / "cli.csv", base_url=base_url,
-              store_path=folder / "cli_store.sqlite", id_score_csv=folder / "scores.csv")
+execute(JudgeCommand(items_path, "riddle_reasoning", folder / "cli.csv",
+                     id_score_csv=folder / "scores.csv",
+                     endpoint=EndpointOptions("sim-judge", base_url=base_url),
+                     judging=JudgeOptions(store=folder / "cli_store.sqlite")))
 """
 
 

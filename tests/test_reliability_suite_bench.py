@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.bench import BenchResult, render, run_benchmarks
+from judgekit.workflows.bench import BenchResult, render, run_benchmarks
 
 PEERS_TABLE = "| contender | wall s |\n|---|---|\n| judgekit | 1.4 |"
 

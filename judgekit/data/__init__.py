@@ -13,14 +13,17 @@ from judgekit.data.columns import (
 )
 from judgekit.data.errors import DataError
 from judgekit.data.evouna import EVOUNA_COLUMNS, EVOUNA_MODELS, load_evouna
-from judgekit.data.tables import SEPARATORS, Table, read_table, write_table
+from judgekit.data.frames import CSV_SEPARATOR, TABLE_SUFFIXES, read_frame, write_table
+from judgekit.data.tables import SEPARATORS, Table, read_table
 
 __all__ = [
+    "CSV_SEPARATOR",
     "DEFAULT_ALIASES",
     "EVOUNA_COLUMNS",
     "EVOUNA_MODELS",
     "SEPARATORS",
     "STATUS_COLUMNS",
+    "TABLE_SUFFIXES",
     "Batch",
     "DataError",
     "Table",
@@ -29,6 +32,7 @@ __all__ = [
     "items_from_frame",
     "load_evouna",
     "make_batches",
+    "read_frame",
     "read_table",
     "validate_frame",
     "write_id_score_csv",

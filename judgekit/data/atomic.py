@@ -1,19 +1,31 @@
-"""All-or-nothing file writes: write a temporary file beside the target, then rename it."""
+"""The one all-or-nothing file writer: stage a sibling temporary file, then rename it.
+
+Readers see either the old file or the whole new one. The staged file is given the mode a
+plain ``open()`` would create (``0o666`` minus the umask), not ``mkstemp``'s private ``0o600``,
+so a shared study folder stays shared.
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
-def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8") -> Path:
-    """Write ``text`` to ``path`` so that readers see either the old file or the whole new one.
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
+    """Create or replace ``path`` with what ``write`` puts in a staged file, all or nothing.
 
     Args:
         path: Destination file; its folder is created if needed.
-        text: Full content. Newlines are written exactly as given (no translation).
-        encoding: Text encoding of the file.
+        write: Called with the staged file's path; writes the full content there (e.g.
+            ``frame.to_parquet``, ``figure.savefig``). If it raises, ``path`` is untouched.
 
     Returns:
         The destination path.
@@ -21,15 +33,36 @@ def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8") -
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=target.parent
     )
+    os.close(handle)
+    staged = Path(temp_name)
     try:
-        with os.fdopen(handle, "w", encoding=encoding, newline="") as stream:
-            stream.write(text)
-            stream.flush()
+        write(staged)
+        with staged.open("rb") as stream:
             os.fsync(stream.fileno())
-        os.replace(temp_name, target)
+        staged.chmod(0o666 & ~_umask())
+        os.replace(staged, target)
     except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
+        staged.unlink(missing_ok=True)
         raise
     return target
+
+
+def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``path`` atomically; newlines are written exactly as given.
+
+    Args:
+        path: Destination file; its folder is created if needed.
+        text: Full content.
+        encoding: Text encoding of the file.
+
+    Returns:
+        The destination path.
+    """
+    return atomic_write(path, lambda staged: staged.write_bytes(text.encode(encoding)))
+
+
+def atomic_copy(source: str | Path, path: str | Path) -> Path:
+    """Copy ``source`` to ``path`` atomically (the copy gets the umask's mode, not the source's)."""
+    return atomic_write(path, lambda staged: staged.write_bytes(Path(source).read_bytes()))

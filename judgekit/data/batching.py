@@ -17,7 +17,7 @@ import pandas as pd
 
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.errors import DataError
-from judgekit.tidy import final_verdicts
+from judgekit.data.tidy import final_verdicts
 from judgekit.types import Item, Status
 
 #: Columns of the status sidecar written next to every ``ID,score`` file.

@@ -1,7 +1,8 @@
-"""Read item tables from CSV, TSV and XLSX; write them back in the Hungarian format.
+"""Read the user's item tables from CSV, TSV and XLSX, whatever Excel saved them as.
 
-The Hungarian format is what Hungarian Excel reads and writes: ``;``-separated UTF-8 (a BOM
-is fine), quoted fields where needed. Files saved by Excel on Windows are often Windows-1250.
+Hungarian Excel reads and writes ``;``-separated text (UTF-8, a BOM is fine, or Windows-1250
+when saved on Windows); other locales write ``,``. What judgekit itself writes follows one
+convention, see :mod:`judgekit.data.frames`.
 
 Encoding is found by a strict try-order (a BOM decides; else UTF-8; else Windows-1250, and
 only if the text then has no control characters). The separator is the one of ``;``, tab,
@@ -21,15 +22,13 @@ import io
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from judgekit.data.atomic import atomic_write_text
-from judgekit.data.columns import canonical_headers, is_empty, validate_frame
+from judgekit.data.columns import canonical_headers, validate_frame
 from judgekit.data.errors import DataError, column_letter
+from judgekit.data.xlsx import read_xlsx
 from judgekit.types import CANONICAL_COLUMNS
 
 #: Separators tried when none is given, in order of preference.
@@ -40,6 +39,16 @@ _SEPARATOR_NAMES = {";": "';'", "\t": "tab", ",": "','", "|": "'|'"}
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,]\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
 _LEADING_ZERO = re.compile(r"[+-]?0\d")
+#: File signatures of binary files that sometimes get a .csv name by mistake.
+BINARY_SIGNATURES: Mapping[bytes, str] = {
+    b"\x89PNG\r\n\x1a\n": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF8": "a GIF image",
+    b"%PDF-": "a PDF document",
+    b"PK\x03\x04": "a zip archive (an xlsx file? give it the .xlsx name)",
+    b"\xd0\xcf\x11\xe0": "an old Excel/Office file (.xls; save it as .xlsx)",
+    b"SQLite format 3\x00": "an SQLite database",
+}
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
@@ -102,10 +111,12 @@ def read_table(
     """
     source = Path(path)
     suffix = source.suffix.lower()
+    if source.is_dir():
+        raise DataError(source, "is a folder; give the items file inside it")
     if not source.is_file():
         raise DataError(source, "file not found")
     if suffix in EXCEL_SUFFIXES:
-        sheet_name, records = _read_xlsx(source, sheet)
+        sheet_name, records = read_xlsx(source, sheet, id_column)
         used_encoding, used_sep = None, None
     elif suffix in DELIMITED_SUFFIXES:
         if sheet is not None:
@@ -134,33 +145,6 @@ def read_table(
     )
 
 
-def write_table(
-    frame: pd.DataFrame, path: str | Path, *, sep: str = ";", encoding: str = "utf-8"
-) -> Path:
-    """Write a table in the Hungarian format (``;``, UTF-8), atomically, without the index.
-
-    Lines end in CRLF (RFC 4180). Missing values are written as empty cells; fields holding
-    the separator, quotes or line breaks are quoted, so :func:`read_table` gives back the
-    same text.
-
-    Args:
-        frame: The table.
-        path: Destination file.
-        sep: Field separator.
-        encoding: Text encoding (``"utf-8-sig"`` adds the BOM some Excel versions want).
-
-    Returns:
-        The destination path.
-    """
-    buffer = io.StringIO()
-    # CRLF as RFC 4180 and Excel have it; it also makes the writer quote a lone "\r" in a cell.
-    writer = csv.writer(buffer, delimiter=sep, lineterminator="\r\n")
-    writer.writerow([str(c) for c in frame.columns])
-    for record in frame.itertuples(index=False):
-        writer.writerow(["" if is_empty(v) and not isinstance(v, str) else v for v in record])
-    return atomic_write_text(path, buffer.getvalue(), encoding=encoding)
-
-
 def _decode(source: Path, data: bytes, encoding: str | None) -> tuple[str, str]:
     if not data.strip():
         raise DataError(source, "file is empty")
@@ -180,7 +164,12 @@ def _decode(source: Path, data: bytes, encoding: str | None) -> tuple[str, str]:
             try:
                 return data.decode(name), name
             except UnicodeDecodeError as error:
-                raise _decode_error(source, data, error.start, f"is not valid {name}") from None
+                # utf-8-sig counts offsets after the BOM it strips; utf-16 counts from byte 0
+                offset = error.start + (len(bom) if name == "utf-8-sig" else 0)
+                raise _decode_error(source, data, offset, f"is not valid {name}") from None
+    for signature, kind in BINARY_SIGNATURES.items():
+        if data.startswith(signature):
+            raise DataError(source, f"is {kind}, not a text table; export it as .csv or .xlsx")
     if b"\x00" in data:
         nul = data.index(b"\x00")
         raise _decode_error(
@@ -240,6 +229,8 @@ def _split_records(
     if not text.strip():
         raise DataError(source, "file is empty")
     stream = io.StringIO(text, newline="")
+    # csv's default 128 KiB cell limit refuses long answers; no cell can exceed the whole text.
+    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
     if quoted:
         reader = csv.reader(stream, delimiter=sep, strict=True)
     else:
@@ -278,42 +269,6 @@ def _split_records(
                 position=position,
             )
     return records
-
-
-def _cell_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    return str(value)
-
-
-def _read_xlsx(source: Path, sheet: str | None) -> tuple[str, list[tuple[int, list[str]]]]:
-    from zipfile import BadZipFile
-
-    import openpyxl
-
-    try:
-        book = openpyxl.load_workbook(source, read_only=True, data_only=True)
-    except (BadZipFile, OSError, KeyError, ValueError) as error:
-        raise DataError(source, f"not a readable xlsx workbook ({error})") from None
-    try:
-        names = list(book.sheetnames)
-        name = names[0] if sheet is None else sheet
-        if name not in names:
-            listed = ", ".join(f"'{n}'" for n in names)
-            raise DataError(source, f"sheet '{name}' not found (the workbook has {listed})")
-        rows = [[_cell_text(v) for v in row] for row in book[name].iter_rows(values_only=True)]
-    finally:
-        book.close()
-    records = [(n, r) for n, r in enumerate(rows, start=1) if n == 1 or any(c.strip() for c in r)]
-    if not records or not any(c.strip() for c in records[0][1]):
-        raise DataError(source, f"sheet '{name}' is empty")
-    return name, records
 
 
 def _build_frame(
@@ -360,4 +315,4 @@ def _maybe_numeric(column: pd.Series) -> pd.Series:
     return stripped.str.replace(",", ".", regex=False).astype("float64")
 
 
-__all__ = ["SEPARATORS", "Table", "column_letter", "read_table", "write_table"]
+__all__ = ["SEPARATORS", "Table", "column_letter", "read_table"]

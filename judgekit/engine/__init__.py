@@ -1,15 +1,15 @@
 """The judging engine: endpoint presets, a retrying client, a response store and ``judge()``."""
 
 from judgekit.engine.client import JudgeCallError, MissingAPIKeyError, OpenAIJudge
-from judgekit.engine.conversation import ContextBudgetError, run_conversation
+from judgekit.engine.conversation import ContextBudgetError
+from judgekit.engine.options import JudgeOptions
 from judgekit.engine.ordering import order_items, position_spread
+from judgekit.engine.plan import RunPlan
 from judgekit.engine.providers import GENERIC, PROVIDERS, ProviderPreset, get_provider
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
-from judgekit.engine.runner import MODES, RunPlan, ajudge, judge, register_mode
+from judgekit.engine.runner import MODES, ajudge, judge, preview, register_mode
 from judgekit.engine.session import JudgeSession, JudgeSettings, OfflineStoreMissError
 from judgekit.engine.store import RequestKey, ResponseStore
-
-register_mode("conversation", run_conversation)
 
 __all__ = [
     "ALL_COLUMNS",
@@ -20,6 +20,7 @@ __all__ = [
     "REASK_STATUSES",
     "ContextBudgetError",
     "JudgeCallError",
+    "JudgeOptions",
     "JudgeSession",
     "JudgeSettings",
     "MissingAPIKeyError",
@@ -34,5 +35,6 @@ __all__ = [
     "judge",
     "order_items",
     "position_spread",
+    "preview",
     "register_mode",
 ]

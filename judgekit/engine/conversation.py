@@ -19,8 +19,9 @@ import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from judgekit.engine.plan import RunPlan
 from judgekit.engine.rows import (
     REASK_STATUSES,
     RowContext,
@@ -32,9 +33,6 @@ from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.tokens import estimate_message_tokens
 from judgekit.formats import get_format
 from judgekit.types import ChatRequest, Item, Status
-
-if TYPE_CHECKING:
-    from judgekit.engine.runner import RunPlan
 
 logger = logging.getLogger(__name__)
 

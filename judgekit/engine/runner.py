@@ -5,7 +5,8 @@ request (the run index goes into the store key, never into the prompt, so at tem
 repeats are honest re-measurements), answered from the store or the judge, parsed, and its
 failed rows re-asked. How the batches of one run are sent is a *mode*: ``"independent"``
 sends each batch as its own conversation; other modes (e.g. one running conversation per run)
-register themselves with :func:`register_mode` and reuse the same steps.
+are listed in :data:`MODES` (extensions add theirs with :func:`register_mode`) and reuse
+the same steps.
 """
 
 from __future__ import annotations
@@ -20,47 +21,30 @@ import sys
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import pandas as pd
 from tqdm import tqdm  # plain bar: tqdm.auto warns in kernels without ipywidgets
 
-from judgekit.data import Batch, make_batches
-from judgekit.engine.conversation import planned_turns
+from judgekit.data import make_batches
+from judgekit.engine.conversation import planned_turns, run_conversation
 from judgekit.engine.estimate import CostEstimate, estimate_cost
+from judgekit.engine.options import JudgeOptions, check_items
 from judgekit.engine.ordering import order_items
+from judgekit.engine.plan import ModeRunner, Row, RunPlan
 from judgekit.engine.rows import ALL_COLUMNS, judge_items
-from judgekit.engine.session import JudgeSession, JudgeSettings, describe_options
+from judgekit.engine.session import JudgeSession, describe_options
 from judgekit.engine.store import ResponseStore
 from judgekit.types import ChatRequest, Item, JudgeClient, Rubric
 
 logger = logging.getLogger(__name__)
 
-Row = dict[str, Any]
 P = ParamSpec("P")
 T = TypeVar("T")
 
-#: The most alternatives per token OpenAI's chat API returns (``top_logprobs`` limit).
-MAX_TOP_LOGPROBS = 20
-
 #: Seconds an interrupted ``judge()`` waits for the cancelled run to close its store and client.
 CANCEL_GRACE_S = 5.0
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """The batches of one (variant, run), in the order the judge will see them, and mode options."""
-
-    variant: str
-    run: int
-    batches: tuple[Batch, ...]
-    context_tokens: int | None = None  # conversation mode's per-request token budget
-
-
-#: A judging mode: sends the batches of one run and returns their final rows in order.
-ModeRunner = Callable[[JudgeSession, RunPlan], Coroutine[Any, Any, list[Row]]]
 
 
 def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
@@ -87,68 +71,15 @@ async def run_independent(session: JudgeSession, plan: RunPlan) -> list[Row]:
     return [row for task in tasks for row in task.result()]
 
 
-MODES: dict[str, ModeRunner] = {"independent": run_independent}
+MODES: dict[str, ModeRunner] = {
+    "independent": run_independent,
+    "conversation": run_conversation,
+}
 
 
 def register_mode(name: str, runner: ModeRunner) -> None:
     """Make a judging mode available to ``judge(..., mode=name)``."""
     MODES[name] = runner
-
-
-def _check_inputs(
-    items: Sequence[Item],
-    rubric: Rubric,
-    client: JudgeClient,
-    *,
-    runs: int,
-    variants: Sequence[str],
-    batch_size: int | None,
-    max_reasks: int,
-    structured: bool | None,
-    logprobs: bool,
-    top_logprobs: int,
-    mode: str,
-    context_tokens: int | None,
-    offline: bool,
-    store: object,
-) -> None:
-    if runs < 1:
-        raise ValueError(f"runs must be at least 1, got {runs}")
-    if max_reasks < 0:
-        raise ValueError(f"max_reasks must be >= 0, got {max_reasks}")
-    unknown = [v for v in variants if v not in rubric.variants]
-    if unknown or not variants:
-        raise ValueError(
-            f"rubric {rubric.name}: unknown variant(s) {unknown}; it has {rubric.variants}"
-        )
-    repeated = sorted({v for v in variants if list(variants).count(v) > 1})
-    if repeated:
-        raise ValueError(f"variants must be distinct; repeated: {repeated}")
-    if batch_size is not None and batch_size < 1:
-        raise ValueError(
-            f"batch_size must be at least 1 (or None for the default), got {batch_size}"
-        )
-    if not 0 <= top_logprobs <= MAX_TOP_LOGPROBS:
-        raise ValueError(f"top_logprobs must be within 0..{MAX_TOP_LOGPROBS}, got {top_logprobs}")
-    if not rubric.batched and batch_size not in (None, 1):
-        raise ValueError(f"rubric {rubric.name} judges one item per request, not {batch_size}")
-    if structured and client.structured_mode == "none":
-        raise ValueError(f"{client.model}: this endpoint has no structured mode (structured=True)")
-    if logprobs and not getattr(client, "supports_logprobs", True):
-        raise ValueError(f"{client.model}: this endpoint is not assumed to return logprobs")
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; available: {sorted(MODES)}")
-    if context_tokens is not None and mode != "conversation":
-        raise ValueError(f"context_tokens applies to mode='conversation' only, not {mode!r}")
-    if offline and store is None:
-        raise ValueError("offline=True needs a store to answer from")
-    if not offline and isinstance(store, ResponseStore) and store.readonly:
-        raise ValueError(f"{store.path} is open read-only; use offline=True to replay it")
-    required = getattr(rubric, "required_columns", rubric.input_columns)
-    for row, item in enumerate(items, start=1):
-        absent = [column for column in required if column not in item.fields]
-        if absent:
-            raise ValueError(f"item {item.id!r} (row {row}): missing column(s) {absent}")
 
 
 def _planned_requests(
@@ -206,29 +137,70 @@ def _table(rows: list[Row], shuffle_seed: int | None) -> pd.DataFrame:
     return frame
 
 
+def _run_plans(items: Sequence[Item], rubric: Rubric, options: JudgeOptions) -> list[RunPlan]:
+    size = options.batch_size_for(rubric)
+    return [
+        RunPlan(
+            variant,
+            run,
+            tuple(make_batches(order_items(items, run, options.shuffle_seed), size)),
+            options.context_tokens,
+        )
+        for variant in options.variants
+        for run in range(1, options.runs + 1)
+    ]
+
+
+def preview(
+    items: Sequence[Item], rubric: Rubric, client: JudgeClient, options: JudgeOptions
+) -> tuple[ChatRequest | None, CostEstimate]:
+    """The first request exactly as ``judge()`` would send it, and the run's estimate; no call.
+
+    A store file, if there is one, is opened read-only, only to count the replies it holds.
+
+    Raises:
+        judgekit.types.UsageError: As :func:`ajudge`.
+    """
+    options.check(rubric, client, tuple(MODES))
+    check_items(items, rubric)
+    plans = _run_plans(items, rubric, options)
+    store = options.store
+    if isinstance(store, str | Path):
+        store = ResponseStore.open_readonly(store) if Path(store).is_file() else None
+    session = JudgeSession(rubric, client, options.settings(client), store)
+    try:
+        first = _planned_requests(session, plans[0], options.mode) if plans else []
+        estimate = _estimate(session, plans, options.prices, options.mode)
+        return (first[0][0] if first else None), estimate
+    finally:
+        if store is not None and store is not options.store:
+            store.close()
+
+
+async def _run_plans_in_order(
+    session: JudgeSession, plans: Sequence[RunPlan], runner: ModeRunner
+) -> list[Row]:
+    """Every plan's rows, in plan order; the variants of one run go concurrently."""
+    rows_by_plan: dict[int, list[Row]] = {}
+    for run in sorted({plan.run for plan in plans}):
+        # Runs go one after another: repeats send identical bodies, and an endpoint (or the
+        # simulator) should see run r's requests before run r+1's, not interleaved at random.
+        in_run = [(i, plan) for i, plan in enumerate(plans) if plan.run == run]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = {i: group.create_task(runner(session, p)) for i, p in in_run}
+        except BaseExceptionGroup as group_error:
+            raise _first_error(group_error) from None
+        rows_by_plan.update((i, task.result()) for i, task in tasks.items())
+    return [row for i in range(len(plans)) for row in rows_by_plan[i]]
+
+
 async def ajudge(
     items: Sequence[Item],
     rubric: Rubric,
     client: JudgeClient,
-    *,
-    runs: int = 1,
-    variants: Sequence[str] = ("base",),
-    batch_size: int | None = None,
-    store: ResponseStore | str | Path | None = None,
-    max_reasks: int = 2,
-    temperature: float = 0.0,
-    seed: int | None = 0,
-    seed_per_run: bool = False,
-    max_tokens: int | None = None,
-    structured: bool | None = None,
-    logprobs: bool = False,
-    top_logprobs: int = 20,
-    mode: str = "independent",
-    context_tokens: int | None = None,
-    shuffle_seed: int | None = None,
-    progress: bool = True,
-    prices: Mapping[str, float] | None = None,
-    offline: bool = False,
+    options: JudgeOptions | None = None,
+    **changes: Any,
 ) -> pd.DataFrame:
     """Judge ``items`` with ``rubric`` on ``client`` and return the tidy judgments table.
 
@@ -241,29 +213,8 @@ async def ajudge(
         items: What to judge (unique IDs, with the rubric's input columns).
         rubric: The scoring instrument.
         client: The judge endpoint (e.g. :class:`judgekit.engine.OpenAIJudge`).
-        runs: Independent repeats of every request (distinct store entries, same prompt),
-            sent one run after another.
-        variants: Prompt variants of the rubric to run.
-        batch_size: Items per request (default: the rubric's; 1 for single-item rubrics).
-        store: A :class:`ResponseStore` or a path to one; replies are replayed from it.
-        max_reasks: Re-asks of missing/unparseable/out-of-range/duplicate rows per batch.
-        temperature: Sampling temperature.
-        seed: Seed, sent where the endpoint honours seeds (``None`` = never sent).
-        seed_per_run: Send ``seed + run - 1`` so runs differ on purpose.
-        max_tokens: Output cap (not sent when ``None``).
-        structured: Enforce the rubric's JSON schema; ``None`` = when the endpoint can.
-        logprobs: Ask for top logprobs and record a logprob-weighted ``expected_score`` on ok
-            rows (single-score formats and ``ID,score`` lines; the ``score`` is never
-            replaced; NaN where the score token cannot be resolved).
-        top_logprobs: Alternatives per token when ``logprobs`` is on.
-        mode: ``"independent"`` (each batch its own chat), ``"conversation"`` (one running
-            chat per run, see :mod:`judgekit.engine.conversation`), or a registered mode.
-        context_tokens: Conversation mode's estimated token budget per request (a new chat
-            starts when the next turn would not fit); ``None`` = one chat per run.
-        shuffle_seed: Shuffle the items per run with this seed (``None`` = table order).
-        progress: Show the estimate and a progress bar on stderr.
-        prices: USD per 1M tokens, ``{"input": ..., "output": ...}``, for the estimate.
-        offline: Answer only from the store; fail if a reply is missing.
+        options: How to judge (:class:`JudgeOptions`; default: its defaults).
+        **changes: Fields of :class:`JudgeOptions` to change (``runs=3``, ``store=path``, ...).
 
     Returns:
         One row per (variant, run, item) with the final verdict, plus one row per foreign ID a
@@ -274,57 +225,21 @@ async def ajudge(
         ``table.attrs`` holds ``api_calls``, ``replayed``, ``failed_calls`` and ``estimate``.
 
     Raises:
-        ValueError: On inconsistent arguments or items lacking rubric columns.
+        judgekit.types.UsageError: On inconsistent options or items lacking rubric columns.
         judgekit.engine.OfflineStoreMissError: Offline, when a reply is not in the store.
         judgekit.engine.JudgeCallError: When a failure ends the whole run (e.g. a bad key).
     """
-    _check_inputs(
-        items,
-        rubric,
-        client,
-        runs=runs,
-        variants=variants,
-        batch_size=batch_size,
-        max_reasks=max_reasks,
-        structured=structured,
-        logprobs=logprobs,
-        top_logprobs=top_logprobs,
-        mode=mode,
-        context_tokens=context_tokens,
-        offline=offline,
-        store=store,
-    )
-    if not rubric.batched:
-        size = 1
-    else:
-        size = rubric.default_batch_size if batch_size is None else batch_size
-    settings = JudgeSettings(
-        temperature=temperature,
-        seed=seed,
-        seed_per_run=seed_per_run,
-        max_tokens=max_tokens,
-        structured=client.structured_mode != "none" if structured is None else structured,
-        logprobs=logprobs,
-        top_logprobs=top_logprobs,
-        max_reasks=max_reasks,
-        offline=offline,
-    )
+    chosen = (options or JudgeOptions()).updated(**changes)
+    chosen.check(rubric, client, tuple(MODES))
+    check_items(items, rubric)
+    store = chosen.store
     owns_store = isinstance(store, str | Path)
     if isinstance(store, str | Path):
-        store = ResponseStore.open_readonly(store) if offline else ResponseStore(store)
-    plans = [
-        RunPlan(
-            variant,
-            run,
-            tuple(make_batches(order_items(items, run, shuffle_seed), size)),
-            context_tokens,
-        )
-        for variant in variants
-        for run in range(1, runs + 1)
-    ]
+        store = ResponseStore.open_readonly(store) if chosen.offline else ResponseStore(store)
+    plans = _run_plans(items, rubric, chosen)
     bar = tqdm(
         total=len(items) * len(plans),
-        disable=not progress,
+        disable=not chosen.progress,
         unit="item",
         desc=f"{rubric.name} / {client.model}",
     )
@@ -332,29 +247,19 @@ async def ajudge(
     def advance(count: int) -> None:
         bar.update(count)
 
-    session = JudgeSession(rubric, client, settings, store, on_items_done=advance)
+    session = JudgeSession(rubric, client, chosen.settings(client), store, on_items_done=advance)
     try:
-        estimate = _estimate(session, plans, prices, mode)
+        estimate = _estimate(session, plans, chosen.prices, chosen.mode)
         first_batch = next((batch for plan in plans for batch in plan.batches), None)
-        if progress and first_batch is not None:
-            options = describe_options(session.options(first_batch.ids, 1))
-            print(f"{estimate.describe()} Options: {options}.", file=sys.stderr)
-        rows_by_plan: dict[int, list[Row]] = {}
-        for run in range(1, runs + 1):
-            # Runs go one after another: repeats send identical bodies, and an endpoint (or the
-            # simulator) should see run r's requests before run r+1's, not interleaved at random.
-            in_run = [(i, plan) for i, plan in enumerate(plans) if plan.run == run]
-            try:
-                async with asyncio.TaskGroup() as group:
-                    tasks = {i: group.create_task(MODES[mode](session, p)) for i, p in in_run}
-            except BaseExceptionGroup as group_error:
-                raise _first_error(group_error) from None
-            rows_by_plan.update((i, task.result()) for i, task in tasks.items())
+        if chosen.progress and first_batch is not None:
+            described = describe_options(session.options(first_batch.ids, 1))
+            print(f"{estimate.describe()} Options: {described}.", file=sys.stderr)
+        rows = await _run_plans_in_order(session, plans, MODES[chosen.mode])
     finally:
         bar.close()
         if owns_store and store is not None:
             store.close()
-    table = _table([row for i in range(len(plans)) for row in rows_by_plan[i]], shuffle_seed)
+    table = _table(rows, chosen.shuffle_seed)
     table.attrs.update(
         api_calls=session.counters.api_calls,
         replayed=session.counters.replayed,

@@ -95,7 +95,7 @@ def plot_batch_size(
 
     Args:
         sensitivity: One row per batch size (and group), as
-            :func:`judgekit.stats.batch_size_sensitivity` returns.
+            :func:`judgekit.workflows.batch_probe.batch_size_sensitivity` returns.
         size: Batch-size column.
         kappa: Agreement column.
         low: Lower CI bound of the agreement.

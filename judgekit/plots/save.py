@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
+from functools import partial
 from pathlib import Path
 
 from matplotlib.figure import Figure
 
 from judgekit import config
+from judgekit.data.atomic import atomic_write
 
 #: The only authorship either file carries; no user names, paths or library banners.
 PDF_METADATA: dict[str, str | None] = {
@@ -44,14 +44,7 @@ def save_figure(fig: Figure, name: str, *, folder: Path | None = None) -> tuple[
     paths = []
     for fmt, metadata in (("pdf", PDF_METADATA), ("png", PNG_METADATA)):
         final = target / f"{name}.{fmt}"
-        handle, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=f".{fmt}", dir=target)
-        os.close(handle)
-        try:
-            fig.savefig(tmp_name, format=fmt, dpi=300, metadata=metadata)
-            os.replace(tmp_name, final)
-        finally:
-            if os.path.exists(tmp_name):
-                os.unlink(tmp_name)
+        atomic_write(final, partial(fig.savefig, format=fmt, dpi=300, metadata=metadata))
         paths.append(final)
     return paths[0], paths[1]
 

@@ -34,7 +34,6 @@ from judgekit.stats.coverage import Coverage, score_coverage
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
 from judgekit.stats.position import (
     batch_run_summary,
-    batch_size_sensitivity,
     leniency_drift_verdict,
     position_effects,
     position_profile,
@@ -49,7 +48,6 @@ __all__ = [
     "RunConsistency",
     "agreement_rates",
     "batch_run_summary",
-    "batch_size_sensitivity",
     "cohen_kappa",
     "confusion_table",
     "confusion_wide",

@@ -19,17 +19,14 @@ place in the re-ask request, not in the batch it was first shown in.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 from scipy import stats as scipy_stats
-
-from judgekit.types import Item, JudgeClient, Rubric
 
 Adjust = Literal["item", "human", "difference"]
 Human = Mapping[str, float] | pd.Series
@@ -411,45 +408,3 @@ def batch_run_summary(
         "cached_tokens_per_item": float(requests["cached_tokens"].sum()) / judged,
         "completion_tokens_per_item": float(requests["completion_tokens"].sum()) / judged,
     }
-
-
-def batch_size_sensitivity(
-    items: Sequence[Item],
-    rubric: Rubric,
-    client: JudgeClient,
-    human: Human,
-    *,
-    sizes: Sequence[int] = (1, 10, 60),
-    weights: Literal["linear", "quadratic"] | None = "quadratic",
-    level: float = 0.95,
-    **judge_options: Any,
-) -> pd.DataFrame:
-    """Judge the same items at several batch sizes and compare agreement, failures and cost.
-
-    Each size is one ``judge()`` call (``judge_options`` passed on: ``store``, ``mode``,
-    ``max_reasks``, ...); with a store, sizes never share replies since their prompts differ.
-    Wall time includes replays, so time a fresh store (or none) for real costs.
-
-    Returns:
-        One row per size: ``batch_size``, ``wall_time_s``, ``api_calls`` and the columns of
-        :func:`batch_run_summary`.
-    """
-    from judgekit.engine import judge
-
-    records = []
-    for size in sizes:
-        started = time.perf_counter()
-        table = judge(items, rubric, client, batch_size=size, progress=False, **judge_options)
-        elapsed = time.perf_counter() - started
-        summary = batch_run_summary(
-            table, human, rubric.scale.allowed, weights=weights, level=level
-        )
-        records.append(
-            {
-                "batch_size": size,
-                "wall_time_s": elapsed,
-                "api_calls": table.attrs.get("api_calls", np.nan),
-                **summary,
-            }
-        )
-    return pd.DataFrame(records)

@@ -11,7 +11,8 @@
 # than a serious judge) is started and used. Keys are never parameters: the client reads them
 # from the environment (`OPENAI_API_KEY`, or the provider's own variable).
 #
-# Outputs in `output_dir`: `judgments.parquet` and `.csv` (every attempt, with the raw reply),
+# `output_dir` is a study folder (the layout `judgekit judge --study` writes and `judgekit report`
+# reads): `judgments.parquet` and `.csv` (every attempt, with the raw reply),
 # `human_labels.parquet` (the rubric's label column, when the table has one), one seed-style
 # `ID,score` file per rubric, variant and run under `scores/` (with a `.status.csv` sidecar
 # explaining every empty score), and the response store that replays replies on a rerun.
@@ -43,18 +44,20 @@ import pandas as pd
 from IPython.display import display
 
 from judgekit import config
-from judgekit.data import items_from_frame, read_table, write_id_score_csv, write_table
-from judgekit.engine import judge
-from judgekit.local import default_judge_client
+from judgekit.data import read_table, write_id_score_csv, write_table
+from judgekit.data.tidy import final_verdicts
+from judgekit.engine import JudgeOptions, judge
 from judgekit.rubrics import load_rubric
 from judgekit.stats.status import status_summary
-from judgekit.tidy import final_verdicts, labels_from_items, write_parquet
-from judgekit.types import JUDGMENT_COLUMNS, Item, Status
+from judgekit.types import JUDGMENT_COLUMNS, Status
+from judgekit.workflows.clients import default_judge_client
+from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
 
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
 out = Path(output_dir) if output_dir else config.RUNS_DIR / "judging"
 out.mkdir(parents=True, exist_ok=True)
-store = Path(store_path) if store_path else out / "responses.sqlite"
+study = StudyFolder(out)  # the same layout `judgekit judge --study` writes and `report` reads
+store = Path(store_path) if store_path else study.store
 table = read_table(dataset, id_column=id_column)
 print(f"{len(table.frame)} rows from {dataset.name}")
 
@@ -65,20 +68,22 @@ print(f"{len(table.frame)} rows from {dataset.name}")
 # left unscored, and records a status for every item (a parse failure is never a score).
 
 # %%
-
-
-def item_context(item: Item) -> dict[str, object]:
-    """What the analysis needs to know about an item besides its verdicts."""
-    text = {**item.meta, **item.fields}
-    length = text.get(length_column)
-    return {
-        "answer_model": str(text.get(answer_model_column, "")),
-        "question": str(text.get(question_column, "")),
-        "answer_chars": len(str(length)) if length is not None else None,
-    }
-
-
 client_options = {"max_concurrency": max_concurrency} if max_concurrency else {}
+context_sources = {
+    "answer_model": answer_model_column,
+    "question": question_column,
+    "answer_chars": length_column,
+}
+options = JudgeOptions(
+    runs=runs,
+    variants=tuple(variants),
+    batch_size=batch_size or None,
+    store=store,
+    temperature=temperature,
+    max_tokens=max_tokens or None,
+    max_reasks=max_reasks,
+    progress=False,
+)
 frames, labels, n_items = [], [], {}
 with default_judge_client(
     judge_model or None,
@@ -90,27 +95,12 @@ with default_judge_client(
     print(f"judge model: {client.model} (structured replies: {client.structured_mode})")
     for name in rubrics:
         rubric = load_rubric(name)
-        items = items_from_frame(
-            table.frame, rubric.input_columns, id_column=id_column, source=dataset.name
-        )
-        result = judge(
-            items,
-            rubric,
-            client,
-            runs=runs,
-            variants=variants,
-            batch_size=batch_size or None,
-            store=store,
-            temperature=temperature,
-            max_tokens=max_tokens or None,
-            max_reasks=max_reasks,
-            progress=False,
-        )
-        context = pd.DataFrame([item_context(item) for item in items], index=[i.id for i in items])
-        for column in context.columns:
-            result[column] = result["item_id"].map(context[column])
+        items, unused = study_items(table, rubric, id_column=id_column)
+        if unused:
+            print(f"{name}: columns not sent to the judge: {', '.join(unused)}")
+        result = with_context(judge(items, rubric, client, options), items, context_sources)
         frames.append(result)
-        labels.append(labels_from_items(items, rubric, answer_model_column))
+        labels.append(human_labels(items, rubric, answer_model_column=answer_model_column))
         n_items[name] = len(items)
         print(f"{name}: {result.attrs.get('api_calls', '?')} API calls, {len(result)} rows")
 judgments = pd.concat(frames, ignore_index=True)
@@ -138,17 +128,17 @@ assert len(per_run) == len(rubrics) * len(variants) * runs
 # ## Write the outputs
 
 # %%
-write_parquet(judgments, out / "judgments.parquet")
-write_table(judgments, out / "judgments.csv")
-write_parquet(human, out / "human_labels.parquet")
+write_table(judgments, study.judgments)
+write_table(judgments, study.judgments_csv)
+write_table(human, study.human_labels)
 for (name, variant, run), _ in per_run.items():
     write_id_score_csv(
         judgments,
-        out / "scores" / f"{name}-{variant}-run{run}.csv",
+        study.scores / f"{name}-{variant}-run{run}.csv",
         rubric=name,
         variant=variant,
         run=run,
     )
 assert list(judgments.columns[: len(JUDGMENT_COLUMNS)]) == list(JUDGMENT_COLUMNS)
-print(f"judgments: {out / 'judgments.parquet'} ({len(judgments)} rows)")
-print(f"human labels: {len(human)} rows; ID,score files: {out / 'scores'}")
+print(f"judgments: {study.judgments} ({len(judgments)} rows)")
+print(f"human labels: {len(human)} rows; ID,score files: {study.scores}")

@@ -13,9 +13,10 @@
 # counted next to every estimate, never turned into numbers.
 
 # %% tags=["parameters"]
-judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
-labels_path: str = ""  # human labels; empty: human_labels.parquet beside the judgments
-labels_table_path: str = ""  # long labels.csv of notebook 08; empty: labels.csv beside judgments
+judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
+labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
+repeats_path: str = ""  # judgments with repeated runs for seed 004's consistency check; empty: none
+labels_table_path: str = ""  # long labels.csv of notebook 08; empty: labels.csv in the study folder
 variant: str = "base"  # prompt variant compared with the human
 run: int = 1  # run compared with the human
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
@@ -28,33 +29,28 @@ figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "human_agreement"
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import write_table
+from judgekit.data.tidy import (
+    HUMAN,
+    VERDICT_KEYS,
+    rater_table,
+    shared_scored_items,
+)
 from judgekit.rubrics import load_rubric
 from judgekit.stats import Columns
 from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
 from judgekit.stats.protocol import seed004_report
-from judgekit.tidy import (
-    HUMAN,
-    final_verdicts,
-    rater_table,
-    read_judgments,
-    read_labels,
-    shared_scored_items,
-)
+from judgekit.workflows.study import load_study, output_folders
 
 plots.apply_style()
-source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
-labels = read_labels(Path(labels_path) if labels_path else source.parent / "human_labels.parquet")
-figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-tables = Path(output_dir) if output_dir else config.RUNS_DIR / "human_agreement"
-tables.mkdir(parents=True, exist_ok=True)
-verdicts = final_verdicts(read_judgments(source))
+study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
+figures, tables = output_folders(figures_dir, output_dir, "human_agreement")
+verdicts, labels = study.verdicts, study.labels
 rubrics = [r for r in pd.unique(verdicts["rubric"]) if (labels["rubric"] == r).any()]
 judges = list(pd.unique(verdicts["model"]))
 print(f"rubrics with human labels: {rubrics}; judges: {judges}")
@@ -172,6 +168,9 @@ if pairs:
 # ## Per answering model
 
 # %%
+with_models = [r for r in rubrics if "answer_model" in long[r].columns]
+if len(with_models) < len(rubrics):
+    print("skipped where the items file has no Model column (the model that wrote each answer)")
 rows = [
     cohen_kappa(
         subset,
@@ -184,28 +183,43 @@ rows = [
         seed=seed,
     ).assign(rubric=rubric, answer_model=model)
     for rubric, judge in pairs
+    if rubric in with_models
     for model, subset in long[rubric].groupby("answer_model")
     if shared_scored_items(subset, [judge, HUMAN]) >= 2
 ]
 by_model = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 write_table(by_model, tables / "kappa_by_answer_model.csv")
 display(by_model)
-
-# %% [markdown]
-# Each answering model contributes only a third of the items, so these intervals are wide;
-# a kappa is undefined (empty) where a model's items all got the same human score.
+for rubric in with_models:
+    human_rows = long[rubric][long[rubric]["rater"] == HUMAN]
+    per_model = human_rows.groupby("answer_model")["item"].nunique()
+    print(
+        f"{rubric}: {len(per_model)} answering models with {per_model.min()}-{per_model.max()} "
+        f"of the {human_rows['item'].nunique()} labelled items each; the fewer items, the wider "
+        "the interval, and a kappa is undefined (empty) where a model's items share one score"
+    )
 
 # %% [markdown]
 # ## Seed 004's validation protocol
 #
-# Agreement with the human, three paraphrases agreeing with each other (kappa > 0.8), three
-# runs at temperature 0 agreeing completely, and scores covering the scale. A check whose data
-# is missing (one run, one variant) is reported without a verdict, never as a pass.
+# Agreement with the human, the paraphrased prompts agreeing with each other (the seed asks
+# for three, each pair with kappa > 0.8), repeated runs at temperature 0 agreeing completely
+# (the seed asks for three), and scores covering the scale. A check whose data is missing (one
+# run, one variant) is reported without a verdict, never as a pass.
 
 # %%
+protocol = verdicts
+if repeats_path:  # the repeated runs may live in their own judgments table
+    repeats = load_study(repeats_path).verdicts
+    protocol = pd.concat([verdicts, repeats]).drop_duplicates(list(VERDICT_KEYS))
+for rubric in rubrics:
+    chosen = protocol[protocol["rubric"] == rubric]
+    paraphrases = sorted(set(chosen["variant"]) - {variant})
+    runs_seen = chosen.loc[chosen["variant"] == variant, "run"].nunique()
+    print(f"{rubric}: {len(paraphrases)} paraphrased variant(s) {paraphrases}, {runs_seen} run(s)")
 reports = [
     seed004_report(
-        rater_table(verdicts, labels, rubric=rubric),
+        rater_table(protocol, labels, rubric=rubric),
         judge=judge,
         human=HUMAN,
         scale=scales[rubric],
@@ -240,9 +254,7 @@ from judgekit.labels import (
     rubric_version,
 )
 
-people = read_labels_table(
-    Path(labels_table_path) if labels_table_path else source.parent / "labels.csv"
-)
+people = read_labels_table(labels_table_path or study.folder.long_labels)
 for rubric in sorted(set(people["rubric"])):
     between = inter_human_agreement(
         people[people["rubric"] == rubric],
@@ -255,7 +267,7 @@ for rubric in sorted(set(people["rubric"])):
     else:
         write_table(between, tables / f"inter_human_{rubric}.csv")
         display(between.assign(rubric=rubric))
-calibration = read_calibration(source.parent / "calibration.json")
+calibration = read_calibration(study.folder.root / "calibration.json")
 if calibration is None:
     print("no calibration record yet (notebook 08 writes one)")
 else:

@@ -12,7 +12,7 @@
 # rate, and Fleiss' kappa and Krippendorff's alpha with runs as raters.
 
 # %% tags=["parameters"]
-judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
+judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
 variant: str = "base"  # prompt variant whose runs are compared
 target: float = 1.0  # share of identical items required (seed 004: 1.0)
 ci_method: str = "bca"  # interval of kappa and alpha: "percentile" or "bca"
@@ -24,25 +24,22 @@ figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "run_consistency"
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import write_table
+from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
 from judgekit.stats import Columns
 from judgekit.stats.consistency import run_consistency
-from judgekit.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
+from judgekit.workflows.study import load_study, output_folders
 
 plots.apply_style()
-source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
-figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-tables = Path(output_dir) if output_dir else config.RUNS_DIR / "run_consistency"
-tables.mkdir(parents=True, exist_ok=True)
-verdicts = final_verdicts(read_judgments(source))
-verdicts = verdicts[verdicts["variant"] == variant]
+study = load_study(judgments_path or config.RUNS_DIR / "judging")
+figures, tables = output_folders(figures_dir, output_dir, "run_consistency")
+verdicts = study.verdicts[study.verdicts["variant"] == variant]
 runs = sorted(pd.unique(verdicts["run"]))
 print(f"{len(runs)} runs of variant {variant!r}: {runs}")
 assert len(runs) >= 2, "run consistency needs a judgments table with runs >= 2"

@@ -11,7 +11,7 @@
 # weighted kappa above 0.8.
 
 # %% tags=["parameters"]
-judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
+judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
 run: int = 1  # run whose variants are compared
 gate: float = 0.8  # every variant pair must exceed this kappa (seed 004)
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
@@ -23,25 +23,22 @@ figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "paraphrase_sensitivity"
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import write_table
+from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
 from judgekit.stats import Columns
 from judgekit.stats.consistency import paraphrase_sensitivity
-from judgekit.tidy import final_verdicts, rater_table, read_judgments, shared_scored_items
+from judgekit.workflows.study import load_study, output_folders
 
 plots.apply_style()
-source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
-figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-tables = Path(output_dir) if output_dir else config.RUNS_DIR / "paraphrase_sensitivity"
-tables.mkdir(parents=True, exist_ok=True)
-verdicts = final_verdicts(read_judgments(source))
-verdicts = verdicts[verdicts["run"] == run]
+study = load_study(judgments_path or config.RUNS_DIR / "judging")
+figures, tables = output_folders(figures_dir, output_dir, "paraphrase_sensitivity")
+verdicts = study.verdicts[study.verdicts["run"] == run]
 variants = list(pd.unique(verdicts["variant"]))
 print(f"variants in run {run}: {variants}")
 assert len(variants) >= 2, "paraphrase sensitivity needs a judgments table with >= 2 variants"

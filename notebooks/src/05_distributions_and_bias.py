@@ -13,8 +13,8 @@
 # only when the `own_models` parameter pairs judges with answering models).
 
 # %% tags=["parameters"]
-judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
-labels_path: str = ""  # human labels; empty: human_labels.parquet beside the judgments
+judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
+labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
 run: int = 1  # run analysed
 own_models: dict = {}  # judge model -> the answering model it belongs to (self-preference)
 cluster_column: str = "question"  # items of one question resampled together (empty: none)
@@ -22,35 +22,28 @@ figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "distributions_and_bias"
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import write_table
+from judgekit.data.tidy import (
+    HUMAN,
+    rater_table,
+    with_human_score,
+)
 from judgekit.rubrics import load_rubric
 from judgekit.stats import Columns
 from judgekit.stats.bias import length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
 from judgekit.stats.significance import adjust_p
-from judgekit.tidy import (
-    HUMAN,
-    final_verdicts,
-    rater_table,
-    read_judgments,
-    read_labels,
-    with_human_score,
-)
+from judgekit.workflows.study import load_study, output_folders
 
 plots.apply_style()
-source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
-labels = read_labels(Path(labels_path) if labels_path else source.parent / "human_labels.parquet")
-figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-tables = Path(output_dir) if output_dir else config.RUNS_DIR / "distributions_and_bias"
-tables.mkdir(parents=True, exist_ok=True)
-verdicts = final_verdicts(read_judgments(source))
-verdicts = verdicts[verdicts["run"] == run]
+study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
+figures, tables = output_folders(figures_dir, output_dir, "distributions_and_bias")
+verdicts, labels = study.verdicts[study.verdicts["run"] == run], study.labels
 rubrics = list(pd.unique(verdicts["rubric"]))
 long = {r: rater_table(verdicts, labels, rubric=r) for r in rubrics}
 MIN_SCORED = 3  # a regression needs a few scored answers; fewer are skipped, and said so
@@ -62,6 +55,9 @@ print(f"rubrics: {rubrics}; judges: {list(pd.unique(verdicts['model']))}")
 # %%
 for rubric in rubrics:
     table = long[rubric].copy()
+    if "answer_model" not in table.columns:
+        print(f"{rubric}: no Model column in the items file, so one bar for all answers")
+        table["answer_model"] = "all answers"
     judged = table["rater"] != HUMAN
     table.loc[judged, "rater"] = table.loc[judged, "rater"] + " · " + table.loc[judged, "variant"]
     table["rater"] = table["rater"].astype(str)
@@ -117,6 +113,10 @@ print(f"standard errors clustered on {by_cluster.cluster!r}")
 # %%
 length_rows = []
 for rubric in rubrics:
+    absent = [c for c in ("answer_chars", "question") if c not in long[rubric].columns]
+    if absent:
+        print(f"skipped {rubric}: the judgments lack {absent} (Answer and Question columns)")
+        continue
     paired = with_human_score(long[rubric])
     paired = paired[paired["variant"] == "base"].rename(columns={"answer_chars": "length"})
     if (paired["status"] == "ok").sum() < MIN_SCORED:

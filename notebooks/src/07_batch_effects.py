@@ -15,8 +15,8 @@
 # asks the judge nothing new.
 
 # %% tags=["parameters"]
-judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
-labels_path: str = ""  # human labels; empty: human_labels.parquet beside the judgments
+judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
+labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
 dataset_path: str = ""  # item table judged again per batch size; empty: data/demo/riddles_demo.csv
 id_column: str = "ID"  # column holding the item IDs
 rubric: str = "riddle_accuracy"  # rubric analysed and re-judged
@@ -41,26 +41,23 @@ import pandas as pd
 from IPython.display import display
 
 from judgekit import config, plots
-from judgekit.data import items_from_frame, read_table, write_table
-from judgekit.local import default_judge_client
+from judgekit.data import read_table, write_table
 from judgekit.rubrics import load_rubric
 from judgekit.stats import (
-    batch_size_sensitivity,
     leniency_drift_verdict,
     position_effects,
     position_profile,
 )
-from judgekit.tidy import read_judgments, read_labels
+from judgekit.workflows.batch_probe import batch_size_sensitivity
+from judgekit.workflows.clients import default_judge_client
+from judgekit.workflows.study import load_study, output_folders, study_items
 
 plots.apply_style()
-source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
-labels = read_labels(Path(labels_path) if labels_path else source.parent / "human_labels.parquet")
+study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
-figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-tables = Path(output_dir) if output_dir else config.RUNS_DIR / "batch_effects"
-tables.mkdir(parents=True, exist_ok=True)
+figures, tables = output_folders(figures_dir, output_dir, "batch_effects")
 scale = load_rubric(rubric).scale
-judgments = read_judgments(source)
+judgments, labels = study.judgments, study.labels
 chosen = (
     (judgments["rubric"] == rubric) & (judgments["variant"] == variant) & (judgments["run"] == run)
 )
@@ -68,7 +65,7 @@ judgments = judgments[chosen]
 human = labels[labels["rubric"] == rubric].set_index("item_id")["score"]
 MIN_SCORED = 3  # a slope needs a few scored rows; fewer are skipped, and said so
 print(f"{rubric} / {variant} / run {run}: {len(judgments)} rows, {len(human)} human labels")
-assert len(judgments), f"{source}: no judgments for {rubric} / {variant} / run {run}"
+assert len(judgments), f"{study.folder.root}: no judgments for {rubric} / {variant} / run {run}"
 
 # %% [markdown]
 # ## Leniency against position in the batch
@@ -83,6 +80,17 @@ assert len(judgments), f"{source}: no judgments for {rubric} / {variant} / run {
 # %%
 effects = position_effects(judgments, human, adjust=adjust, group_col="model")
 verdicts = leniency_drift_verdict(effects, tolerance=tolerance)
+# Unshuffled, every item sits at one place: a slope cannot separate leniency from item order.
+confounded = judgments.groupby("item_id")["position"].nunique().max() == 1
+settled = verdicts["term"].isin(["position", "batch_index"]) & verdicts["verdict"].isin(
+    ["pass", "fail"]
+)
+if confounded:
+    verdicts.loc[settled, "verdict"] = "inconclusive"
+    verdicts.loc[settled, "statement"] = (
+        "inconclusive (position confounded with item order): every item sat at one position "
+        "only; judge again with a shuffle seed and two or more runs to separate them"
+    )
 write_table(effects, tables / "position_effects.csv")
 write_table(verdicts, tables / "leniency_drift_verdicts.csv")
 display(effects[["group", "term", "estimate", "ci_low", "ci_high", "span", "n", "n_dropped"]])
@@ -90,12 +98,6 @@ for row in verdicts.itertuples():
     print(f"{row.group} · {row.term}\n  instruction: {row.instruction}\n  {row.statement}")
 print(f"rule: {verdicts['rule'].iloc[0]}")
 print(f"set aside: {effects['dropped_reason'].iloc[0] or 'nothing'}")
-if judgments.groupby("item_id")["position"].nunique().max() == 1:
-    print(
-        "caution: every item sat at one position only (no shuffled runs), so position is "
-        "confounded with the order of the items in the table; a slope may come from which "
-        "items happen to sit late rather than from drifting leniency"
-    )
 assert set(verdicts["verdict"]) <= {"pass", "fail", "inconclusive", "not tested"}
 tested = verdicts[verdicts["verdict"] != "not tested"]
 assert (tested["drift_ci_low"] <= tested["drift"]).all()
@@ -134,9 +136,7 @@ else:
 sensitivity = pd.DataFrame()
 if batch_sizes:
     table = read_table(dataset, id_column=id_column)
-    items = items_from_frame(
-        table.frame, load_rubric(rubric).input_columns, id_column=id_column, source=dataset.name
-    )
+    items, _ = study_items(table, load_rubric(rubric), id_column=id_column)
     with default_judge_client(
         judge_model or None, base_url=base_url or None, provider=provider or None, log_dir=tables
     ) as client:

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 from IPython.display import display
+from judgekit.data.tidy import final_verdicts, read_judgments
 
 from judgekit import config, plots
 from judgekit.data import read_table, write_table
@@ -66,7 +67,6 @@ from judgekit.labels.widget import LabelWidget
 from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
 from judgekit.stats.agreement import cohen_kappa
-from judgekit.tidy import final_verdicts, read_judgments
 from judgekit.types import UsageError
 
 plots.apply_style()

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from judgekit import config
 from judgekit.local import find_local_model, require_local_extra
-from judgekit.local.judge import REMOTE_ENV_VARS
-from judgekit.paper import new_run_dir, run_parameter_set
+from judgekit.workflows.clients import REMOTE_ENV_VARS
+from judgekit.workflows.paper import new_run_dir, run_parameter_set
 
 DEMO_PARAMS_DIR: Path = config.PARAMS_DIR / "demo"
 

@@ -1,4 +1,4 @@
-"""The default judge: a remote endpoint when one is configured, else the local llama.cpp model.
+"""Choosing the judge: a remote endpoint when one is configured, else the local llama.cpp model.
 
 :func:`default_judge_client` is what the CLI, the demo and the notebooks call. With neither
 ``OPENAI_API_KEY`` nor ``OPENAI_BASE_URL`` set (and no endpoint passed in) it starts the local
@@ -12,22 +12,26 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
 from judgekit.local.server import (
+    DEFAULT_MODEL_ALIAS,
     DEFAULT_N_CTX,
     SMOLLM2_FILE,
     LocalJudgeServer,
     LocalServerConfig,
     LocalServerError,
 )
+from judgekit.types import UsageError
 
 #: Names the remote judge model when ``default_judge_client`` is given none.
 JUDGE_MODEL_ENV = "JUDGEKIT_JUDGE_MODEL"
@@ -43,6 +47,127 @@ LOCAL_CLIENT_DEFAULTS: dict[str, Any] = {
     "max_retries": 2,
     "api_key": LOCAL_API_KEY,
 }
+
+
+@dataclass(frozen=True)
+class EndpointOptions:
+    """Which judge answers and how the client treats it (the CLI's endpoint flags).
+
+    Attributes:
+        model: Remote judge model (default: ``JUDGEKIT_JUDGE_MODEL``).
+        base_url: OpenAI-compatible endpoint.
+        provider: Provider preset name (see :data:`judgekit.engine.PROVIDERS`).
+        max_concurrency: Requests in flight.
+        requests_per_minute: Client-side request budget.
+        tokens_per_minute: Client-side token budget.
+        timeout_s: Seconds one HTTP attempt may take.
+        max_retries: Retries of a failed call.
+    """
+
+    model: str | None = None
+    base_url: str | None = None
+    provider: str | None = None
+    max_concurrency: int | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    timeout_s: float | None = None
+    max_retries: int | None = None
+
+    @property
+    def remote(self) -> bool:
+        """Whether a remote endpoint (not the local model) judges."""
+        return remote_endpoint_configured(self.base_url, self.provider)
+
+    def client_options(self) -> dict[str, Any]:
+        """``OpenAIJudge`` keywords for the options that were set (the others keep defaults)."""
+        options = {
+            "max_concurrency": self.max_concurrency,
+            "requests_per_minute": self.requests_per_minute,
+            "tokens_per_minute": self.tokens_per_minute,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+        }
+        return {name: value for name, value in options.items() if value is not None}
+
+
+def check_endpoint(endpoint: EndpointOptions) -> None:
+    """Refuse endpoint settings that cannot work, before any server starts or call is made.
+
+    Raises:
+        UsageError: One line naming the option or environment variable to fix.
+    """
+    from judgekit.engine import get_provider
+
+    positive = {
+        "--max-concurrency": endpoint.max_concurrency,
+        "--rpm": endpoint.requests_per_minute,
+        "--tpm": endpoint.tokens_per_minute,
+        "--timeout": endpoint.timeout_s,
+    }
+    for flag, value in positive.items():
+        if value is not None and value <= 0:
+            raise UsageError(f"{flag} {value:g}: give a positive number (or leave it out)")
+    if endpoint.max_retries is not None and endpoint.max_retries < 0:
+        raise UsageError(f"--max-retries {endpoint.max_retries}: give 0 or more")
+    try:
+        preset = get_provider(endpoint.provider)
+    except ValueError as error:
+        raise UsageError(f"--provider: {error}") from None
+    if not endpoint.remote:
+        return
+    url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or preset.base_url or ""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        source = "--base-url" if endpoint.base_url else "OPENAI_BASE_URL"
+        raise UsageError(f"{source} {url!r} is not an http(s) URL such as http://host:8000/v1")
+    if not (endpoint.model or os.environ.get(JUDGE_MODEL_ENV)):
+        raise UsageError(f"no judge model: pass --model NAME (or set {JUDGE_MODEL_ENV})")
+    names = dict.fromkeys((preset.api_key_env, "OPENAI_API_KEY"))
+    if preset.key_required and not any(os.environ.get(name) for name in names):
+        keyless = "; for a keyless local server pass --provider vllm, ollama or llamacpp"
+        raise UsageError(
+            f"no API key for {url}: set {' or '.join(names)}"
+            + (keyless if endpoint.base_url else "")
+        )
+
+
+def probe_endpoint(endpoint: EndpointOptions) -> None:
+    """Open (and close) a TCP connection to the remote endpoint: fail in one line, not later.
+
+    Raises:
+        UsageError: When the host cannot be resolved or does not accept connections.
+    """
+    from judgekit.engine import get_provider
+
+    preset = get_provider(endpoint.provider)
+    url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or preset.base_url or ""
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection(
+            (parts.hostname, port), timeout=min(10.0, endpoint.timeout_s or 10.0)
+        ):
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot reach the judge at {url}: {error.strerror or error}") from None
+
+
+def planning_client(endpoint: EndpointOptions) -> Any:
+    """A client to render requests with, never called and starting no server (dry runs)."""
+    from judgekit.engine import OpenAIJudge, get_provider
+
+    if endpoint.remote:
+        name = endpoint.model or os.environ.get(JUDGE_MODEL_ENV) or ""
+        return OpenAIJudge(
+            name,
+            base_url=endpoint.base_url,
+            provider=endpoint.provider,
+            **endpoint.client_options(),
+        )
+    preset = replace(get_provider("llamacpp"), base_url="http://127.0.0.1/v1 (not started)")
+    return OpenAIJudge(
+        DEFAULT_MODEL_ALIAS, base_url=preset.base_url, preset=preset, api_key=LOCAL_API_KEY
+    )
 
 
 def remote_endpoint_configured(base_url: str | None = None, provider: str | None = None) -> bool:

@@ -5,7 +5,7 @@ from the repository root) and prints markdown tables; the scripts of this module
 also write their headline numbers as JSON (``--metrics PATH``), from which the targets are
 marked met or missed. Nothing in the document is typed by hand: rerun to refresh it.
 
-Usage: ``python3 -m judgekit.bench [name ...]`` (names: see :data:`BENCHMARKS`).
+Usage: ``python3 -m judgekit.workflows.bench [name ...]`` (names: see :data:`BENCHMARKS`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit import config
+from judgekit.data.atomic import atomic_write_text
 
 BENCH_DIR = config.ROOT / "benchmarks"
 #: Benchmark name -> whether the script writes ``--metrics`` JSON.
@@ -235,7 +236,8 @@ def render(results: Sequence[BenchResult], skipped: Mapping[str, str]) -> str:
     lines = [
         "# Benchmarks",
         "",
-        "Written by `python3 -m judgekit.bench` (do not edit by hand; rerun it to refresh). "
+        "Written by `python3 -m judgekit.workflows.bench` (do not edit by hand; rerun it to "
+        "refresh). "
         "Every number below was measured in the run of "
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} on this machine:",
         "",
@@ -309,15 +311,11 @@ def run_benchmarks(
             print("could not pip install inspect-ai; its column will be missing", file=sys.stderr)
         print(f"running bench_{name} ...", file=sys.stderr, flush=True)
         results.append(run_script(name))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = out.with_name(f".{out.name}.tmp")
-    temporary.write_text(render(results, skipped), encoding="utf-8")
-    os.replace(temporary, out)
-    return out
+    return atomic_write_text(out, render(results, skipped))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point: ``python3 -m judgekit.bench [name ...]``."""
+    """Command-line entry point: ``python3 -m judgekit.workflows.bench [name ...]``."""
     names = list(sys.argv[1:] if argv is None else argv) or None
     try:
         path = run_benchmarks(names)

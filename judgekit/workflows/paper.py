@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -35,7 +34,8 @@ import papermill
 import yaml
 
 from judgekit import __version__, config
-from judgekit.data.atomic import atomic_write_text
+from judgekit.data.atomic import atomic_copy, atomic_write_text
+from judgekit.workflows.errors import RunFailed
 
 KERNEL_NAME = "python3"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -240,7 +240,7 @@ def execute(run: NotebookRun, run_dir: Path) -> Path:
     except papermill.PapermillExecutionError as error:
         failed = run_dir / f"{run.name}.failed.ipynb"
         _finish(partial, failed, record)
-        raise RuntimeError(
+        raise RunFailed(
             f"notebook {run.notebook.name} (run {run.name}) failed in cell {error.exec_count}: "
             f"{error.ename}: {redact(str(error.evalue))} (see {failed})"
         ) from None
@@ -253,7 +253,10 @@ def _finish(partial: Path, target: Path, record: dict[str, Any]) -> None:
     notebook = nbformat.read(partial, as_version=4)
     record["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     notebook.metadata["judgekit"] = {"provenance": record}
-    lines = ["**Provenance** (recorded by `judgekit.paper`; secrets are never recorded)", ""]
+    lines = [
+        "**Provenance** (recorded by `judgekit.workflows.paper`; secrets are never recorded)",
+        "",
+    ]
     lines += [
         f"- git commit: `{record['git_commit']}`" + (" (dirty)" if record["git_dirty"] else "")
     ]
@@ -321,11 +324,7 @@ def run_paper(
     run_dir = new_run_dir(out_dir, "paper")
     run_parameter_set(Path(params_dir), run_dir)
     if figures_dir is not None:
-        target = Path(figures_dir)
-        target.mkdir(parents=True, exist_ok=True)
         for figure in sorted((run_dir / "figures").glob("*.*")):
-            staged = target / f".{figure.name}.tmp"
-            shutil.copyfile(figure, staged)
-            os.replace(staged, target / figure.name)
+            atomic_copy(figure, Path(figures_dir) / figure.name)
     print(f"[judgekit] paper run complete: {run_dir}", file=sys.stderr)
     return run_dir

@@ -9,13 +9,12 @@ rubric's label column.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from judgekit.data.frames import read_frame
 from judgekit.types import JUDGMENT_COLUMNS, Item, Rubric, Status
 
 #: Columns that identify one final verdict.
@@ -25,37 +24,19 @@ LABEL_COLUMNS: tuple[str, ...] = ("item_id", "rubric", "answer_model", "score")
 HUMAN = "human"
 
 
-def read_table_file(path: str | Path, required: Sequence[str], what: str) -> pd.DataFrame:
-    """Read a ``.parquet`` or ``.csv`` table and check it has the ``required`` columns.
-
-    Raises:
-        FileNotFoundError: If the file does not exist.
-        ValueError: On an unknown suffix or missing columns (one line, naming the file).
-    """
-    source = Path(path)
-    if not source.is_file():
-        raise FileNotFoundError(f"{what} not found: {source}")
-    if source.suffix == ".parquet":
-        frame = pd.read_parquet(source)
-    elif source.suffix == ".csv":
-        frame = pd.read_csv(source, dtype={"item_id": str})
-    else:
-        raise ValueError(f"{source}: {what} must be .parquet or .csv, not {source.suffix!r}")
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{source}: {what} lacks column(s) {missing}")
+def _with_text_ids(frame: pd.DataFrame) -> pd.DataFrame:
     frame["item_id"] = frame["item_id"].astype(str)
     return frame
 
 
 def read_judgments(path: str | Path) -> pd.DataFrame:
     """Read a judgments table written by the judging notebook (all attempts)."""
-    return read_table_file(path, JUDGMENT_COLUMNS, "judgments table")
+    return _with_text_ids(read_frame(path, required=JUDGMENT_COLUMNS, what="judgments table"))
 
 
 def read_labels(path: str | Path) -> pd.DataFrame:
     """Read a human labels table (``item_id, rubric, answer_model, score``)."""
-    return read_table_file(path, LABEL_COLUMNS, "human labels table")
+    return _with_text_ids(read_frame(path, required=LABEL_COLUMNS, what="human labels table"))
 
 
 def final_verdicts(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -69,13 +50,15 @@ def final_verdicts(judgments: pd.DataFrame) -> pd.DataFrame:
     return asked[asked["attempt"] == last].reset_index(drop=True)
 
 
-def labels_from_items(items: Sequence[Item], rubric: Rubric, answer_model_key: str) -> pd.DataFrame:
-    """Human labels of ``items`` for ``rubric`` (its ``label_column`` in the item meta).
+def labels_from_items(
+    items: Sequence[Item], rubric: Rubric, answer_model_key: str, column: str | None = None
+) -> pd.DataFrame:
+    """Human labels of ``items`` for ``rubric``: ``column`` (default its ``label_column``) in meta.
 
     Items whose label is empty are left out. Returns an empty table (with the label columns)
     when the rubric names no label column or the items do not carry it.
     """
-    column = getattr(rubric, "label_column", None)
+    column = column or rubric.label_column
     rows = [
         {
             "item_id": item.id,
@@ -159,21 +142,6 @@ def with_human_score(long: pd.DataFrame) -> pd.DataFrame:
     judged = long[long["rater"] != HUMAN].copy()
     judged["human_score"] = judged["item"].map(human).astype(float)
     return judged.reset_index(drop=True)
-
-
-def write_parquet(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``frame`` as Parquet atomically (temporary sibling, then rename); return the path."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, staged = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(handle)
-    try:
-        frame.to_parquet(staged, index=False)
-        os.replace(staged, target)
-    finally:
-        if os.path.exists(staged):
-            os.unlink(staged)
-    return target
 
 
 def shared_scored_items(

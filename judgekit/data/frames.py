@@ -1,0 +1,110 @@
+"""Tables the tool writes, and reading them back: one convention for every output.
+
+The convention (README, "Files judgekit writes"): ``.csv`` is comma-separated UTF-8 without a
+BOM, CRLF line ends, ``"``-quoting where a cell needs it (RFC 4180), an empty cell for a missing
+value, no index column; ``.tsv`` is the same with tabs; ``.parquet`` keeps the column types.
+Every file goes through :func:`judgekit.data.atomic.atomic_write`. :func:`read_frame` reads all
+three, and also the ``;``-separated CSV files of earlier versions (the separator is detected).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from judgekit.data.atomic import atomic_write, atomic_write_text
+from judgekit.data.columns import is_empty
+from judgekit.data.errors import DataError
+
+#: The field separator of every ``.csv`` file judgekit writes.
+CSV_SEPARATOR = ","
+#: File types a table can be written as and read back from.
+TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".parquet")
+#: Columns always read as text (IDs such as ``017`` keep their leading zero).
+TEXT_COLUMNS: tuple[str, ...] = ("ID", "item_id", "labeller", "note")
+
+
+def table_suffix(path: str | Path) -> str:
+    """The lower-case suffix of a table path, checked against :data:`TABLE_SUFFIXES`.
+
+    Raises:
+        DataError: For any other suffix (one line naming the file and the accepted types).
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise DataError(path, f"a table file must end in {', '.join(TABLE_SUFFIXES)}")
+    return suffix
+
+
+def write_table(frame: pd.DataFrame, path: str | Path, *, encoding: str = "utf-8") -> Path:
+    """Write ``frame`` in the file convention above, atomically, without the index.
+
+    Args:
+        frame: The table.
+        path: Destination ``.csv``, ``.tsv`` or ``.parquet`` file.
+        encoding: Text encoding of a delimited file (``"utf-8-sig"`` adds the BOM some Excel
+            versions want).
+
+    Returns:
+        The destination path.
+    """
+    if table_suffix(path) == ".parquet":
+        return atomic_write(path, lambda staged: frame.to_parquet(staged, index=False))
+    buffer = io.StringIO()
+    separator = "\t" if table_suffix(path) == ".tsv" else CSV_SEPARATOR
+    # CRLF as RFC 4180 and Excel have it; it also makes the writer quote a lone "\r" in a cell.
+    writer = csv.writer(buffer, delimiter=separator, lineterminator="\r\n")
+    writer.writerow([str(c) for c in frame.columns])
+    for record in frame.itertuples(index=False):
+        writer.writerow(["" if is_empty(v) and not isinstance(v, str) else v for v in record])
+    return atomic_write_text(path, buffer.getvalue(), encoding=encoding)
+
+
+def _separator(source: Path, text: str) -> str:
+    """Tab for ``.tsv``; else whichever of ``,`` ``;`` tab splits the header most (ties: ``,``)."""
+    if source.suffix.lower() == ".tsv":
+        return "\t"
+    header = text.partition("\n")[0]
+    counts = {sep: len(next(csv.reader([header], delimiter=sep), [])) for sep in (",", ";", "\t")}
+    return max(counts, key=lambda sep: counts[sep])
+
+
+def read_frame(
+    path: str | Path, *, required: Sequence[str] = (), what: str = "table"
+) -> pd.DataFrame:
+    """Read a table judgekit wrote (``.csv``, ``.tsv`` or ``.parquet``), with its types.
+
+    Args:
+        path: The file.
+        required: Columns it must have.
+        what: What the table is, for messages (``"judgments table"``).
+
+    Raises:
+        DataError: If the file is missing, of another type, unreadable or lacks a column.
+    """
+    source = Path(path)
+    suffix = table_suffix(source)
+    if not source.is_file():
+        raise DataError(source, f"{what} not found")
+    try:
+        if suffix == ".parquet":
+            frame = pd.read_parquet(source)
+        else:
+            text = source.read_text(encoding="utf-8-sig")
+            frame = pd.read_csv(
+                io.StringIO(text),
+                sep=_separator(source, text),
+                dtype={column: str for column in TEXT_COLUMNS},
+                keep_default_na=False,
+                na_values=[""],
+            )
+    except (OSError, ValueError, UnicodeDecodeError) as error:
+        raise DataError(source, f"cannot read this {what}: {error}".splitlines()[0]) from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise DataError(source, f"{what} lacks column(s) {missing}")
+    return frame

@@ -1,0 +1,58 @@
+"""The batch-size probe: judge the same items at several batch sizes and compare the runs.
+
+It runs the judge (engine) and summarises each run with :mod:`judgekit.stats.position`, so it
+lives above both.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from judgekit.engine import judge
+from judgekit.stats.position import Human, batch_run_summary
+from judgekit.types import Item, JudgeClient, Rubric
+
+
+def batch_size_sensitivity(
+    items: Sequence[Item],
+    rubric: Rubric,
+    client: JudgeClient,
+    human: Human,
+    *,
+    sizes: Sequence[int] = (1, 10, 60),
+    weights: Literal["linear", "quadratic"] | None = "quadratic",
+    level: float = 0.95,
+    **judge_options: Any,
+) -> pd.DataFrame:
+    """Judge the same items at several batch sizes and compare agreement, failures and cost.
+
+    Each size is one ``judge()`` call (``judge_options`` passed on: ``store``, ``mode``,
+    ``max_reasks``, ...); with a store, sizes never share replies since their prompts differ.
+    Wall time includes replays, so time a fresh store (or none) for real costs.
+
+    Returns:
+        One row per size: ``batch_size``, ``wall_time_s``, ``api_calls`` and the columns of
+        :func:`batch_run_summary`.
+    """
+    records = []
+    for size in sizes:
+        started = time.perf_counter()
+        table = judge(items, rubric, client, batch_size=size, progress=False, **judge_options)
+        elapsed = time.perf_counter() - started
+        summary = batch_run_summary(
+            table, human, rubric.scale.allowed, weights=weights, level=level
+        )
+        records.append(
+            {
+                "batch_size": size,
+                "wall_time_s": elapsed,
+                "api_calls": table.attrs.get("api_calls", np.nan),
+                **summary,
+            }
+        )
+    return pd.DataFrame(records)

@@ -1,0 +1,312 @@
+"""The ``judgekit`` command line: judge, report, rubrics, serve-local, simulate, demo, paper, bench.
+
+Each command is a thin wrapper around a function named in its help text. Heavy imports happen
+inside the commands so that ``judgekit -h`` stays fast. Every mistake the user can fix ends the
+command with one line on stderr (``error: ...``) and exit code 2; a run that did not do its job
+ends with one line and exit code 1. There are no tracebacks for either.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from judgekit import __version__
+from judgekit.types import UsageError
+
+app = typer.Typer(
+    help="Run and validate LLM-as-a-Judge studies.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+rubrics_app = typer.Typer(help="The packaged rubrics.", invoke_without_command=True)
+app.add_typer(rubrics_app, name="rubrics")
+
+#: Exit codes: a mistake to fix before anything ran, and a run that did not do its job.
+USAGE_EXIT, FAILED_EXIT = 2, 1
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"judgekit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
+    ] = False,
+) -> None:
+    """Run and validate LLM-as-a-Judge studies."""
+
+
+@app.command()
+def judge(  # long only because typer reads one parameter per flag from the signature
+    items: Annotated[Path, typer.Argument(help="Your items table (.csv, .tsv or .xlsx).")],
+    rubric: Annotated[str, typer.Option(help="Rubric name (see `judgekit rubrics`).")],
+    study: Annotated[
+        Path | None, typer.Option(help="Study folder to write (judgments, labels, store).")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option(help="Judgments table (.parquet, .csv or .tsv).")
+    ] = None,
+    labels_column: Annotated[
+        str | None, typer.Option(help="Human label column (default: the rubric's).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Judge model (default: JUDGEKIT_JUDGE_MODEL).")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")] = None,
+    provider: Annotated[
+        str | None, typer.Option(help="Provider preset: openai, azure, vllm, ollama, ...")
+    ] = None,
+    runs: Annotated[int, typer.Option(help="Repeats of every request.")] = 1,
+    variant: Annotated[
+        list[str] | None, typer.Option(help="Prompt variant (repeatable; default base).")
+    ] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Items per request.")] = None,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+    max_tokens: Annotated[int | None, typer.Option(help="Output cap per request.")] = None,
+    store: Annotated[Path | None, typer.Option(help="SQLite response store.")] = None,
+    id_score_csv: Annotated[
+        Path | None, typer.Option(help="Also write the seed-style ID,score file(s).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Judge only the first N items.")] = None,
+    max_concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
+    rpm: Annotated[float | None, typer.Option(help="Requests per minute budget.")] = None,
+    tpm: Annotated[float | None, typer.Option(help="Tokens per minute budget.")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Seconds per HTTP attempt.")] = None,
+    max_retries: Annotated[int | None, typer.Option(help="Retries of a failed call.")] = None,
+    max_reasks: Annotated[int, typer.Option(help="Re-asks of unusable rows.")] = 2,
+    max_unscored: Annotated[
+        int, typer.Option(help="Rows allowed without a score from an unusable reply.")
+    ] = 0,
+    seed: Annotated[int, typer.Option(help="Seed sent where the endpoint honours it.")] = 0,
+    offline: Annotated[bool, typer.Option(help="Answer only from the store.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option(help="Print the first request and the estimate; send nothing.")
+    ] = False,
+    mode: Annotated[
+        str, typer.Option(help="independent (request per batch) or conversation (chat per run).")
+    ] = "independent",
+    context_tokens: Annotated[
+        int | None, typer.Option(help="Conversation mode: context budget in tokens.")
+    ] = None,
+    shuffle_seed: Annotated[
+        int | None, typer.Option(help="Shuffle item order per run with this seed.")
+    ] = None,
+    encoding: Annotated[str | None, typer.Option(help="Force the file's encoding.")] = None,
+    sep: Annotated[str | None, typer.Option(help="Force the file's separator.")] = None,
+    sheet: Annotated[str | None, typer.Option(help="Worksheet of an xlsx file.")] = None,
+) -> None:
+    """Judge your items with a rubric; write a study folder or a judgments table.
+
+    With no OPENAI_API_KEY, OPENAI_BASE_URL, --base-url or --provider, the local model judges.
+    """
+    from judgekit.engine import JudgeOptions
+    from judgekit.workflows.cli_judge import JudgeCommand, execute
+    from judgekit.workflows.clients import EndpointOptions
+
+    endpoint = EndpointOptions(
+        model, base_url, provider, max_concurrency, rpm, tpm, timeout, max_retries
+    )
+    judging = JudgeOptions(
+        runs=runs,
+        variants=tuple(variant or ("base",)),
+        batch_size=batch_size,
+        store=store,
+        max_reasks=max_reasks,
+        temperature=temperature,
+        seed=seed,
+        max_tokens=max_tokens,
+        mode=mode,
+        context_tokens=context_tokens,
+        shuffle_seed=shuffle_seed,
+        offline=offline,
+    )
+    command = JudgeCommand(
+        items, rubric, output, study, id_score_csv, labels_column, limit, encoding, sep, sheet,
+        max_unscored, dry_run, endpoint, judging,
+    )  # fmt: skip
+    execute(command)
+
+
+@rubrics_app.callback()
+def rubrics(context: typer.Context) -> None:
+    """List the packaged rubrics: scale, output format, columns read and label column."""
+    if context.invoked_subcommand is not None:
+        return
+    from judgekit.rubrics import list_rubrics, load_rubric
+
+    for name in list_rubrics():
+        rubric = load_rubric(name)
+        scale = ",".join(str(v) for v in rubric.scale.allowed)
+        optional = f" (optional: {', '.join(rubric.optional_columns)})" * bool(
+            rubric.optional_columns
+        )
+        typer.echo(
+            f"{name:18} scale {scale}  {rubric.output_format}  reads "
+            f"{', '.join(rubric.required_columns)}{optional}  labels {rubric.label_column}"
+        )
+
+
+@rubrics_app.command("show")
+def rubrics_show(
+    name: Annotated[str, typer.Argument(help="Rubric name.")],
+    variant: Annotated[str, typer.Option(help="Prompt variant.")] = "base",
+) -> None:
+    """Print a rubric's columns and its full prompt rendered for a sample item."""
+    from judgekit.rubrics import load_rubric
+    from judgekit.types import Item
+
+    try:
+        rubric = load_rubric(name)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if variant not in rubric.variants:
+        raise UsageError(f"--variant {variant!r}: {name} has {', '.join(rubric.variants)}")
+    typer.echo(f"{name}: {rubric.output_format}, scale {list(rubric.scale.allowed)}")
+    typer.echo(f"required columns: {', '.join(rubric.required_columns)}")
+    typer.echo(f"optional columns: {', '.join(rubric.optional_columns) or '-'}")
+    typer.echo(f"human label column: {rubric.label_column}  variants: {', '.join(rubric.variants)}")
+    sample = Item("1", {column: f"<{column} of the item>" for column in rubric.input_columns})
+    for message in rubric.render([sample], variant=variant):
+        typer.echo(f"--- {message['role']} ---\n{message['content']}")
+
+
+@app.command()
+def report(
+    study: Annotated[Path, typer.Argument(help="Study folder written by `judgekit judge`.")],
+) -> None:
+    """Run the analysis notebooks on a study folder; print where they and the figures are."""
+    from judgekit.workflows.report import run_report
+
+    run_report(study)
+
+
+@app.command("serve-local")
+def serve_local(
+    port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: free).")] = None,
+    model_path: Annotated[Path | None, typer.Option(help="GGUF model file.")] = None,
+    logprobs: Annotated[bool, typer.Option(help="Return logprobs (more memory).")] = False,
+) -> None:
+    """Serve the local SmolLM2 judge (a plumbing check, not a research-grade judge)."""
+    from judgekit.workflows.clients import serve_local_command
+
+    serve_local_command(port, model_path=model_path, logprobs=logprobs)
+
+
+@app.command()
+def simulate(
+    config_path: Annotated[
+        Path | None, typer.Option("--config", help="Simulator YAML (oracle, faults).")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: free).")] = None,
+) -> None:
+    """Serve the OpenAI-compatible simulator (for tests and benchmarks; it is not a judge)."""
+    from judgekit.simulator.__main__ import serve
+
+    serve(config_path, port)
+
+
+@app.command()
+def demo(
+    out: Annotated[Path | None, typer.Option(help="Run folder (default runs/demo-<time>).")] = None,
+) -> None:
+    """Judge the illustrative demo set with the local model and run every analysis."""
+    from judgekit import config
+    from judgekit.workflows.checkout import require_checkout
+    from judgekit.workflows.demo import run_demo
+
+    require_checkout(config.NOTEBOOKS_DIR, "demo")
+    require_checkout(config.PARAMS_DIR / "demo", "demo")
+    run_demo(out)
+
+
+@app.command()
+def paper(
+    params: Annotated[Path | None, typer.Option(help="Parameter set folder.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Run folder (default runs/paper-<time>).")
+    ] = None,
+) -> None:
+    """Execute every notebook with its parameter file and regenerate every figure."""
+    from judgekit import config
+    from judgekit.workflows.checkout import require_checkout
+    from judgekit.workflows.paper import run_paper
+
+    require_checkout(config.NOTEBOOKS_DIR, "paper")
+    run_paper(params or require_checkout(config.PARAMS_DIR / "paper", "paper"), out)
+
+
+@app.command()
+def bench(
+    name: Annotated[
+        list[str] | None, typer.Argument(help="Benchmarks to run (default all).")
+    ] = None,
+) -> None:
+    """Run the benchmark scripts and rewrite docs/benchmarks.md from their output."""
+    from judgekit import config
+    from judgekit.workflows.bench import run_benchmarks
+    from judgekit.workflows.checkout import require_checkout
+
+    require_checkout(config.ROOT / "benchmarks", "bench")
+    path = run_benchmarks(name or None)
+    typer.echo(f"benchmark tables written to {path}")
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``judgekit`` console script and ``python -m judgekit``.
+
+    Returns:
+        The exit code (0 done, 1 a run that did not do its job, 2 a mistake to fix).
+    """
+    from judgekit.engine import (
+        ContextBudgetError,
+        JudgeCallError,
+        MissingAPIKeyError,
+        OfflineStoreMissError,
+    )
+    from judgekit.local import LocalJudgeUnavailable, LocalServerError
+    from judgekit.workflows.errors import RunFailed
+
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except typer.TyperException as error:  # bad option value, unknown option, missing argument
+        if type(error).__name__ == "NoArgsIsHelpError":  # bare `judgekit`: the help is the answer
+            print(error.format_message())
+            return 0
+        context = getattr(error, "ctx", None)
+        hint = f" (see `{context.command_path} -h`)" if context is not None else ""
+        print(f"error: {' '.join(error.format_message().split())}{hint}", file=sys.stderr)
+        return USAGE_EXIT
+    except typer.Exit as done:
+        return done.exit_code
+    except typer.Abort:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except (UsageError, MissingAPIKeyError, ContextBudgetError, sqlite3.DatabaseError) as error:
+        print(f"error: {_one_line(error)}", file=sys.stderr)
+        return USAGE_EXIT
+    except (
+        RunFailed,
+        JudgeCallError,  # a failure that ends the whole run (bad key, unknown model)
+        OfflineStoreMissError,
+        LocalJudgeUnavailable,
+        LocalServerError,
+    ) as error:
+        print(f"error: {_one_line(error)}", file=sys.stderr)
+        return FAILED_EXIT
+    return code if isinstance(code, int) else 0

@@ -1,0 +1,115 @@
+"""``judgekit report DIR``: run the analysis notebooks on a study folder.
+
+Parameters are derived from what the folder holds; a notebook whose inputs are absent is
+skipped with a one-line reason. Executed notebooks go to ``DIR/report/``, their tables to
+``DIR/report/tables/`` and figures to ``DIR/report/figures/``; the human labels the notebooks
+read (from the items' label column or the labelling tool's ``labels.csv``) are copied to
+``DIR/report/human_labels.parquet``. The notebooks ship with the
+project checkout, not the installed package, so this command needs a checkout.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from judgekit import config
+from judgekit.data import write_table
+from judgekit.types import UsageError
+from judgekit.workflows.checkout import require_checkout
+from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.study import Study, load_study
+
+
+@dataclass(frozen=True)
+class ReportStep:
+    """One notebook of the report: its parameters, or why it is skipped."""
+
+    notebook: str
+    parameters: dict[str, Any]
+    skipped: str = ""
+
+
+def plan_report(study: Study) -> list[ReportStep]:
+    """The notebooks to run on ``study``, with parameters, in order (skips say why)."""
+    verdicts = study.verdicts
+    base = {"judgments_path": str(study.folder.judgments)}
+    tables = "tables/"
+    labelled = {**base, "labels_path": str(study.folder.report / "human_labels.parquet")}
+    runs = int(verdicts["run"].nunique())
+    variants = list(dict.fromkeys(verdicts["variant"]))
+    first_variant, first_run = variants[0], int(verdicts["run"].min())
+    batched = int(study.judgments.groupby("request_hash")["item_id"].nunique().max()) > 1
+    rubric = str(verdicts["rubric"].iloc[0])
+    return [
+        ReportStep(
+            "02_human_agreement",
+            {**labelled, "variant": first_variant, "run": first_run,
+             "output_dir": tables + "human_agreement"},
+            "" if study.labels_source else "no human labels in the study (see README, labels)",
+        ),
+        ReportStep(
+            "03_run_consistency",
+            {**base, "variant": first_variant, "output_dir": tables + "run_consistency"},
+            "" if runs >= 2 else f"needs two or more runs (judged {runs}; pass --runs 3)",
+        ),
+        ReportStep(
+            "04_paraphrase_sensitivity",
+            {**base, "run": first_run, "output_dir": tables + "paraphrase_sensitivity"},
+            "" if len(variants) >= 2 else "needs two or more prompt variants (pass --variant)",
+        ),
+        ReportStep(
+            "05_distributions_and_bias",
+            {**labelled, "run": first_run, "output_dir": tables + "distributions_and_bias"},
+        ),
+        ReportStep(
+            "06_riddles_study_reproduced",
+            {},
+            "reproduces the published riddles study, not this one (see `judgekit paper`)",
+        ),
+        ReportStep(
+            "07_batch_effects",
+            {**labelled, "rubric": rubric, "variant": first_variant, "run": first_run,
+             "batch_sizes": [], "output_dir": tables + "batch_effects"},
+            "" if batched else "every request held one item: no position within a batch",
+        ),
+    ]  # fmt: skip
+
+
+def run_report(folder: str | Path, err: TextIO = sys.stderr) -> Path:
+    """Execute the report notebooks on a study folder; return ``DIR/report``.
+
+    Raises:
+        UsageError: If the folder has no judgments or the notebooks are not on disk.
+        RunFailed: If a notebook failed (it is kept as ``<name>.failed.ipynb``).
+    """
+    from judgekit.workflows.paper import NotebookRun, execute
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
+    study = load_study(root.resolve())
+    notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
+    report = study.folder.report
+    (report / "figures").mkdir(parents=True, exist_ok=True)
+    write_table(study.labels, report / "human_labels.parquet")  # whichever file they came from
+    failures: list[str] = []
+    for step in plan_report(study):
+        if step.skipped:
+            print(f"skipped {step.notebook}: {step.skipped}", file=err)
+            continue
+        parameters = {**step.parameters, "figures_dir": str(report / "figures")}
+        run = NotebookRun(step.notebook, notebooks / f"{step.notebook}.ipynb", parameters)
+        print(f"running {step.notebook} ...", file=err, flush=True)
+        try:
+            execute(run, report)
+        except RunFailed as error:  # the failed notebook is kept; the others still run
+            failures.append(str(error))
+            print(f"failed {step.notebook}: {error}", file=err)
+    print(f"report: notebooks in {report}, tables in {report / 'tables'}, figures in "
+          f"{report / 'figures'}", file=err)  # fmt: skip
+    if failures:
+        raise RunFailed(f"{len(failures)} report notebook(s) failed; first: {failures[0]}")
+    return report

@@ -1,0 +1,318 @@
+"""The study folder: one layout shared by ``judgekit judge --study``, notebook 01 and the report.
+
+A study folder holds::
+
+    study.json            what was judged: items file, rubric, judge, columns sent and unused
+    items.csv             the items as read (canonical headers, labels and metadata included)
+    judgments.parquet     every attempt of every item (judgekit.types.JUDGMENT_COLUMNS + context)
+    judgments.csv         the same, comma-separated UTF-8 (data.frames convention)
+    human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
+    labels.csv            long human labels written by the labelling tool (optional)
+    scores/               one seed-style ID,score file per (rubric, variant, run) + status sidecar
+    responses.sqlite      the response store: every paid reply, replayed on a rerun
+    report/               executed notebooks 02-07, their tables/ and figures/
+
+The functions here are the one way to turn a table into items (:func:`study_items`), to attach
+what the analysis needs to know about each item (:func:`with_context`) and to load a study for
+the report notebooks (:func:`load_study`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from judgekit import config
+from judgekit.data import DataError, Table, items_from_frame, read_frame
+from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
+from judgekit.types import Item, Rubric, Status
+
+#: Item columns that give the analysis its context, when the items file has them.
+CONTEXT_SOURCES: dict[str, str] = {
+    "answer_model": "Model",  # the model whose answer is judged (self-preference, per model)
+    "question": "Question",  # answers to the same question are clustered
+    "answer_chars": "Answer",  # answer length in characters (length bias)
+}
+#: Columns of the long labels file the labelling tool writes (``labels.csv``).
+LONG_LABEL_COLUMNS: tuple[str, ...] = (
+    "item_id",
+    "labeller",
+    "score",
+    "status",
+    "note",
+    "labelled_at",
+    "rubric",
+    "rubric_version",
+)
+
+
+@dataclass(frozen=True)
+class StudyFolder:
+    """Where each file of a study lives (see the module docstring)."""
+
+    root: Path
+
+    @property
+    def manifest(self) -> Path:
+        """``study.json``."""
+        return self.root / "study.json"
+
+    @property
+    def items(self) -> Path:
+        """``items.csv``."""
+        return self.root / "items.csv"
+
+    @property
+    def judgments(self) -> Path:
+        """``judgments.parquet``."""
+        return self.root / "judgments.parquet"
+
+    @property
+    def judgments_csv(self) -> Path:
+        """``judgments.csv``."""
+        return self.root / "judgments.csv"
+
+    @property
+    def human_labels(self) -> Path:
+        """``human_labels.parquet``."""
+        return self.root / "human_labels.parquet"
+
+    @property
+    def long_labels(self) -> Path:
+        """``labels.csv`` (written by the labelling tool)."""
+        return self.root / "labels.csv"
+
+    @property
+    def scores(self) -> Path:
+        """``scores/``."""
+        return self.root / "scores"
+
+    @property
+    def store(self) -> Path:
+        """``responses.sqlite``."""
+        return self.root / "responses.sqlite"
+
+    @property
+    def report(self) -> Path:
+        """``report/``."""
+        return self.root / "report"
+
+
+def study_items(
+    table: Table, rubric: Rubric, *, id_column: str = "ID", label_column: str | None = None
+) -> tuple[list[Item], list[str]]:
+    """Turn an items table into the rubric's items; the one path for the CLI and notebook 01.
+
+    Every input column the rubric uses is sent, the optional ones (e.g. ``Ref_Answer``) whenever
+    the table has them; the other columns stay in ``Item.meta``.
+
+    Args:
+        table: The table read by :func:`judgekit.data.read_table`.
+        rubric: The rubric.
+        id_column: Column holding the item IDs.
+        label_column: The human label column (default: the rubric's ``label_column``), named
+            so that it is not reported as unused.
+
+    Returns:
+        The items, and the columns neither sent nor used as labels or context (to list once).
+
+    Raises:
+        DataError: For a missing required column or cell (names file, row and column).
+    """
+    items = items_from_frame(
+        table.frame,
+        rubric.input_columns,
+        id_column=id_column,
+        optional=rubric.optional_columns,
+        source=str(table.path),
+    )
+    used = {id_column, *rubric.input_columns, label_column or rubric.label_column}
+    used |= set(CONTEXT_SOURCES.values())
+    unused = [str(c) for c in table.frame.columns if c not in used]
+    return items, unused
+
+
+def check_label_column(table: Table, column: str) -> None:
+    """Refuse a ``--labels-column`` the items file does not have (one line).
+
+    Raises:
+        DataError: Naming the file, the column and the headers it has.
+    """
+    if column not in table.frame.columns:
+        headers = ", ".join(str(c) for c in table.frame.columns)
+        raise DataError(table.path, f"no label column '{column}'; the headers are: {headers}")
+
+
+def check_labels(table: Table, column: str, rubric: Rubric) -> int:
+    """Refuse label cells that are not scores on the rubric's scale; return how many there are.
+
+    Empty cells mean "not labelled".
+
+    Raises:
+        DataError: For the first cell that is not a number on the scale (row and column named).
+    """
+    allowed = {float(value) for value in (*rubric.scale.allowed, *rubric.scale.abstain)}
+    labelled = 0
+    for row, value in table.frame[column].items():
+        text = "" if value is None else str(value).strip()
+        if text in ("", "nan"):
+            continue
+        try:
+            number = float(text.replace(",", "."))
+        except ValueError:
+            number = float("nan")
+        if number not in allowed:
+            scale = ", ".join(str(v) for v in rubric.scale.allowed)
+            raise DataError(
+                table.path, f"label '{text}' is not on the {rubric.name} scale ({scale})",
+                row=int(str(row)) if table.frame.index.name == "row" else None, column=column,
+                position=list(table.frame.columns).index(column),
+            )  # fmt: skip
+        labelled += 1
+    return labelled
+
+
+def item_context(
+    items: Sequence[Item], sources: Mapping[str, str] = CONTEXT_SOURCES
+) -> pd.DataFrame:
+    """Answering model, question and answer length of each item, where the items carry them.
+
+    Args:
+        items: The judged items.
+        sources: Item column of each context column (default :data:`CONTEXT_SOURCES`).
+
+    Returns:
+        Indexed by item ID; only the context columns the items have.
+    """
+    records = {}
+    for item in items:
+        text = {**item.meta, **item.fields}
+        record: dict[str, object] = {}
+        for name, source in sources.items():
+            value = text.get(source)
+            if value is None or str(value).strip() == "":
+                continue
+            record[name] = len(str(value)) if name == "answer_chars" else str(value)
+        records[item.id] = record
+    return pd.DataFrame.from_dict(records, orient="index")
+
+
+def with_context(
+    judgments: pd.DataFrame, items: Sequence[Item], sources: Mapping[str, str] = CONTEXT_SOURCES
+) -> pd.DataFrame:
+    """``judgments`` with the :func:`item_context` columns mapped onto every row."""
+    context = item_context(items, sources)
+    result = judgments.copy()
+    for column in context.columns:
+        result[column] = result["item_id"].map(context[column])
+    return result
+
+
+def human_labels(
+    items: Sequence[Item],
+    rubric: Rubric,
+    label_column: str | None = None,
+    answer_model_column: str = CONTEXT_SOURCES["answer_model"],
+) -> pd.DataFrame:
+    """The human labels the items carry (``item_id, rubric, answer_model, score``)."""
+    return labels_from_items(items, rubric, answer_model_column, label_column)
+
+
+def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Human labels in the report's form from the labelling tool's long ``labels.csv``.
+
+    Only ``ok`` labels count. With several labellers the first by name is the reference
+    rater (the inter-human comparison is notebook 02's own section).
+    """
+    usable = long[long["status"].astype(str) == Status.OK.value].copy()
+    first = sorted(usable["labeller"].astype(str).unique())[:1]
+    usable = usable[usable["labeller"].astype(str).isin(first)]
+    models = verdicts.drop_duplicates("item_id").set_index("item_id")
+    answer_model = pd.Series("", index=usable.index)
+    if "answer_model" in models.columns:
+        answer_model = usable["item_id"].astype(str).map(models["answer_model"].astype(str))
+    return pd.DataFrame(
+        {
+            "item_id": usable["item_id"].astype(str),
+            "rubric": usable["rubric"].astype(str),
+            "answer_model": answer_model.fillna("").astype(str),
+            "score": usable["score"].astype(float),
+        },
+        columns=list(LABEL_COLUMNS),
+    ).reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Study:
+    """What the report notebooks read from a study folder.
+
+    Attributes:
+        folder: The folder's layout.
+        judgments: Every attempt (as judged).
+        verdicts: The final verdict per (rubric, variant, model, run, item).
+        labels: Human labels (``item_id, rubric, answer_model, score``), possibly empty.
+        labels_source: Which file the labels came from (``""`` when there are none).
+    """
+
+    folder: StudyFolder
+    judgments: pd.DataFrame
+    verdicts: pd.DataFrame
+    labels: pd.DataFrame
+    labels_source: str
+
+
+def output_folders(figures_dir: str, output_dir: str, name: str) -> tuple[Path, Path]:
+    """A notebook's figure and table folders (defaults under ``config``); the tables one exists.
+
+    Args:
+        figures_dir: The notebook's ``figures_dir`` parameter (empty: ``config.FIGURES_DIR``).
+        output_dir: Its ``output_dir`` parameter (empty: ``config.RUNS_DIR / name``).
+        name: The notebook's default table folder name.
+    """
+    figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
+    tables = Path(output_dir) if output_dir else config.RUNS_DIR / name
+    tables.mkdir(parents=True, exist_ok=True)
+    return figures, tables
+
+
+def _judgments_file(path: Path) -> Path:
+    if not path.exists():
+        raise DataError(path, "no such study folder or judgments table; run `judgekit judge` first")
+    if path.is_dir():
+        folder = StudyFolder(path)
+        for candidate in (folder.judgments, folder.judgments_csv):
+            if candidate.is_file():
+                return candidate
+        raise DataError(path, "no judgments.parquet or judgments.csv; run `judgekit judge` first")
+    return path
+
+
+def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
+    """Load a study folder (or a judgments file) for the analysis notebooks.
+
+    Args:
+        path: A study folder, or a judgments table whose folder holds the labels.
+        labels_path: A human labels table (default: ``human_labels.parquet``, then the
+            labelling tool's ``labels.csv``, in the judgments' folder; none is fine).
+
+    Raises:
+        DataError: If the judgments or a named labels file cannot be read.
+    """
+    source = _judgments_file(Path(path))
+    folder = StudyFolder(source.parent)
+    judgments = read_judgments(source)
+    verdicts = final_verdicts(judgments)
+    labels = pd.DataFrame(columns=list(LABEL_COLUMNS))
+    found = ""
+    if labels_path:
+        labels, found = read_frame(labels_path, required=LABEL_COLUMNS), str(labels_path)
+    elif folder.human_labels.is_file():
+        labels, found = read_frame(folder.human_labels, required=LABEL_COLUMNS), "human_labels"
+    if labels.empty and folder.long_labels.is_file():
+        long = read_frame(folder.long_labels, required=LONG_LABEL_COLUMNS, what="labels file")
+        labels, found = labels_from_long(long, verdicts), str(folder.long_labels)
+    labels["item_id"] = labels["item_id"].astype(str)
+    return Study(folder, judgments, verdicts, labels, found if len(labels) else "")

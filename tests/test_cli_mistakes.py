@@ -1,0 +1,138 @@
+"""Every user mistake is one line on stderr, no traceback, non-zero exit, before any call.
+
+Each case runs the real command in a subprocess. The endpoint, when one is configured, is a
+closed port: a case that got as far as calling it would fail differently ("cannot reach").
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judgekit import config
+
+ITEMS = "ID,Question,Answer,Ref_Answer,human\n1,Capital of France?,Paris,Paris,4\n2,2+2?,5,4,1\n"
+#: (case, arguments after `judgekit`, environment, text the one line must contain)
+CASES: list[tuple[str, list[str], dict[str, str], str]] = [
+    ("unknown rubric", ["judge", "items.csv", "--rubric", "nope", "--output", "o.csv"], {},
+     "--rubric: unknown rubric 'nope'"),
+    ("output is the items file", ["--output", "items.csv"], {}, "is the items file"),
+    ("output type unknown", ["--output", "o.xlsx"], {}, "must end in .csv, .tsv, .parquet"),
+    ("output folder is a file", ["--output", "items.csv/o.csv"], {}, "cannot write into"),
+    ("no output at all", ["--output", ""], {}, "must end in"),
+    ("study is a file", ["--study", "items.csv"], {}, "--study items.csv is a file"),
+    ("store is a folder", ["--output", "o.csv", "--store", "."], {}, "must end in .sqlite"),
+    ("corrupted store", ["--output", "o.csv", "--store", "broken.sqlite"], {},
+     "--store broken.sqlite: cannot open it"),
+    ("offline without a store", ["--output", "o.csv", "--offline"], {}, "--offline answers"),
+    ("unknown variant", ["--output", "o.csv", "--variant", "nope"], {}, "unknown variant(s)"),
+    ("unknown mode", ["--output", "o.csv", "--mode", "nope"], {}, "unknown mode 'nope'"),
+    ("unknown provider", ["--output", "o.csv", "--provider", "nope"], {}, "--provider: unknown"),
+    ("provider without a model", ["--output", "o.csv", "--provider", "vllm", "--base-url",
+     "http://127.0.0.1:{port}/v1"], {}, "no judge model: pass --model"),
+    ("no key", ["--output", "o.csv", "--provider", "openai", "--model", "m"], {},
+     "no API key for https://api.openai.com/v1: set OPENAI_API_KEY"),
+    ("base URL without a key", ["--output", "o.csv", "--base-url", "http://127.0.0.1:{port}/v1",
+     "--model", "m"], {}, "for a keyless local server pass --provider"),
+    ("malformed URL", ["--output", "o.csv", "--base-url", "htp:/nowhere", "--model", "m"],
+     {"OPENAI_API_KEY": "test-canary"}, "is not an http(s) URL"),
+    ("two-character separator", ["--output", "o.csv", "--sep", ";;"], {}, "--sep ';;'"),
+    ("zero rpm", ["--output", "o.csv", "--rpm", "0"], {}, "--rpm 0: give a positive number"),
+    ("zero limit", ["--output", "o.csv", "--limit", "0"], {}, "--limit 0"),
+    ("label column absent", ["--output", "o.csv", "--labels-column", "Human_Score"], {},
+     "no label column 'Human_Score'"),
+    ("label off the scale", ["judge", "offscale.csv", "--rubric", "factual_accuracy",
+     "--output", "o.csv", "--labels-column", "human"], {},
+     "row 3, column C 'human': label '7' is not on the factual_accuracy scale (1, 2, 3, 4)"),
+    ("items file missing", ["judge", "nope.csv", "--rubric", "factual_accuracy", "--output",
+     "o.csv"], {}, "nope.csv: file not found"),
+    ("items file is a folder", ["judge", ".", "--rubric", "factual_accuracy", "--output",
+     "o.csv"], {}, "is a folder; give the items file inside it"),
+    ("a PNG named .csv", ["judge", "picture.csv", "--rubric", "factual_accuracy", "--output",
+     "o.csv"], {}, "picture.csv: is a PNG image, not a text table"),
+    ("BOM then Windows-1250 bytes", ["judge", "bom.csv", "--rubric", "factual_accuracy",
+     "--output", "o.csv"], {}, "byte 0xe9 at offset 27 is not valid utf-8-sig"),
+    ("xlsx header on row 3", ["judge", "header3.xlsx", "--rubric", "factual_accuracy",
+     "--output", "o.csv"], {}, "the header ('ID', ...) is on row 3, not row 1"),
+    ("xlsx whose first sheet is notes", ["judge", "notes.xlsx", "--rubric", "factual_accuracy",
+     "--output", "o.csv"], {}, "the first sheet 'notes' holds no table; the workbook also has"),
+    ("xlsx formula without a saved value", ["judge", "formula.xlsx", "--rubric",
+     "factual_accuracy", "--output", "o.csv"], {}, "has no saved value"),
+    ("unknown option", ["--output", "o.csv", "--bogus"], {}, "No such option: --bogus"),
+    ("bad number", ["--output", "o.csv", "--runs", "many"], {}, "Invalid value for '--runs'"),
+    ("report of a missing folder", ["report", "nowhere"], {}, "no such study folder"),
+    ("report of an empty folder", ["report", "."], {}, "no judgments.parquet or judgments.csv"),
+    ("unknown rubric to show", ["rubrics", "show", "nope"], {}, "unknown rubric 'nope'"),
+]  # fmt: skip
+BASE = ["judge", "items.csv", "--rubric", "factual_accuracy"]
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mistakes")
+    (root / "items.csv").write_text(ITEMS, encoding="utf-8")
+    (root / "offscale.csv").write_text("ID,Question,human,Answer\n1,q,4,a\n2,q,7,a\n")
+    (root / "broken.sqlite").write_bytes(b"this is not a database" * 100)
+    (root / "bom.csv").write_bytes(b"\xef\xbb\xbfID,Question,Answer\r\n1,q,\xe9\xe8\r\n")
+    (root / "picture.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    write_workbooks(root)
+    return root
+
+
+def write_workbooks(root: Path) -> None:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.append(["My study, spring"])
+    book.active.append([])
+    for row in (["ID", "Question", "Answer"], ["1", "q", "a"]):
+        book.active.append(row)
+    book.save(root / "header3.xlsx")
+    book = openpyxl.Workbook()
+    book.active.title = "notes"
+    book.active.append(["Notes about the items"])
+    items = book.create_sheet("items")
+    for row in (["ID", "Question", "Answer"], ["1", "q", "a"]):
+        items.append(row)
+    book.save(root / "notes.xlsx")
+    book = openpyxl.Workbook()
+    for row in (["ID", "Question", "Answer"], ["1", "q", '=CONCAT("a", "b")']):
+        book.active.append(row)
+    book.save(root / "formula.xlsx")
+
+
+@pytest.mark.parametrize(("case", "args", "env", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_mistake_is_one_line_without_traceback(
+    folder: Path, case: str, args: list[str], env: dict[str, str], expected: str
+) -> None:
+    port = closed_port()
+    argv = [a.format(port=port) for a in (args if args[0] in ("judge", "report", "rubrics")
+                                          else [*BASE, *args])]  # fmt: skip
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JUDGEKIT_"))}
+    clean["PYTHONPATH"] = os.pathsep.join([str(config.ROOT), clean.get("PYTHONPATH", "")])
+    clean["JUDGEKIT_LOCAL_MODEL"] = str(folder / "no-model.gguf")  # the local judge never starts
+    result = subprocess.run(
+        [sys.executable, "-m", "judgekit", *argv],
+        cwd=folder,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0, (case, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert expected in lines[0], lines[0]
+    assert not (folder / "o.csv").exists()

@@ -1,0 +1,119 @@
+"""The study folder: one table-to-items path, item context, and loading a study back."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judgekit import config
+from judgekit.data import read_table, write_table
+from judgekit.rubrics import load_rubric
+from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.types import JUDGMENT_COLUMNS
+from judgekit.workflows.study import item_context, load_study, study_items
+
+ITEMS = (
+    "ID,Question,Answer,Reference answer,Model,Topic,Human_Factual\n"
+    "1,Capital of Peru?,Lima,Lima,m1,geo,4\n"
+    "2,Largest desert?,Sahara,Antarctica,m2,geo,\n"
+)
+
+
+def test_every_column_the_rubric_reads_is_sent_and_the_rest_listed(tmp_path: Path) -> None:
+    (tmp_path / "items.csv").write_text(ITEMS, encoding="utf-8")
+    rubric = load_rubric("factual_accuracy")
+    items, unused = study_items(read_table(tmp_path / "items.csv"), rubric)
+    assert [dict(item.fields) for item in items][1] == {
+        "Question": "Largest desert?",
+        "Answer": "Sahara",
+        "Ref_Answer": "Antarctica",
+    }
+    assert unused == ["Topic"]
+    assert "Antarctica" in rubric.render(items[1:])[1]["content"]
+    context = item_context(items)
+    assert context.loc["2"].to_dict() == {
+        "answer_model": "m2",
+        "question": "Largest desert?",
+        "answer_chars": 6,
+    }
+
+
+def judgments_frame(ids: list[str]) -> pd.DataFrame:
+    rows = [
+        {c: None for c in JUDGMENT_COLUMNS}
+        | {"item_id": i, "rubric": "factual_accuracy", "variant": "base", "model": "j", "run": 1,
+           "attempt": 1, "status": "ok", "score": 4.0}
+        for i in ids
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_load_study_takes_labels_from_the_labelling_tools_long_file(tmp_path: Path) -> None:
+    write_table(judgments_frame(["1", "2", "3"]), tmp_path / "judgments.csv")
+    long = pd.DataFrame(
+        {
+            "item_id": ["1", "2", "3", "1"],
+            "labeller": ["ann", "ann", "ann", "bob"],
+            "score": [4, 2, None, 1],
+            "status": ["ok", "ok", "skip", "ok"],
+            "note": ["", "", "", ""],
+            "labelled_at": ["2026-11-30T10:00:00Z"] * 4,
+            "rubric": ["factual_accuracy"] * 4,
+            "rubric_version": ["1"] * 4,
+        }
+    )
+    write_table(long, tmp_path / "labels.csv")
+    study = load_study(tmp_path)
+    assert study.labels_source.endswith("labels.csv")
+    assert study.labels[["item_id", "score"]].values.tolist() == [["1", 4.0], ["2", 2.0]]
+    assert len(study.verdicts) == 3
+
+
+def test_load_study_without_labels_or_judgments(tmp_path: Path) -> None:
+    write_table(judgments_frame(["1"]), tmp_path / "judgments.parquet")
+    assert load_study(tmp_path).labels.empty and load_study(tmp_path).labels_source == ""
+    with pytest.raises(ValueError, match="run `judgekit judge` first"):
+        load_study(tmp_path / "nothing-here")
+
+
+@pytest.mark.notebooks
+def test_report_runs_without_model_column_and_with_a_long_labels_file(tmp_path: Path) -> None:
+    items = pd.DataFrame(
+        {
+            "ID": [f"i{n}" for n in range(8)],
+            "Question": [f"What is {n} + {n}?" for n in range(8)],
+            "Answer": [str(n + n + n % 2) for n in range(8)],
+        }
+    )
+    items.to_csv(tmp_path / "items.csv", index=False)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JUDGEKIT_"))}
+    env["PYTHONPATH"] = str(config.ROOT)
+    with run_simulator(SimulatorConfig()) as sim:
+        judge = [sys.executable, "-m", "judgekit", "judge", "items.csv", "--rubric"]
+        judge += ["factual_accuracy", "--study", "s", "--base-url", sim.base_url, "--model", "j"]
+        done = subprocess.run(
+            judge, cwd=tmp_path, env={**env, "OPENAI_API_KEY": "test-canary"},
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "no human labels: no column 'Human_Factual'" in done.stderr
+    labels = pd.DataFrame(
+        {"item_id": items["ID"], "labeller": "ann", "score": [4, 1] * 4, "status": "ok",
+         "note": "", "labelled_at": "", "rubric": "factual_accuracy", "rubric_version": "1"}
+    )  # fmt: skip
+    write_table(labels, tmp_path / "s" / "labels.csv")
+    report = subprocess.run(
+        [sys.executable, "-m", "judgekit", "report", "s"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert report.returncode == 0, report.stderr
+    assert sorted(p.name for p in (tmp_path / "s" / "report").glob("*.ipynb")) == [
+        "02_human_agreement.ipynb",
+        "05_distributions_and_bias.ipynb",
+    ]
+    assert "skipped 03_run_consistency: needs two or more runs" in report.stderr
