@@ -11,11 +11,16 @@ import pytest
 
 from judgekit.engine import JudgeCallError, MissingAPIKeyError, OpenAIJudge, get_provider
 from judgekit.engine.client import retry_after_seconds
-from judgekit.engine.limits import AdaptiveThrottle
+from judgekit.engine.limits import (
+    AdaptiveThrottle,
+    SlidingWindow,
+    announced_cooldown_s,
+    parse_duration_s,
+)
 from judgekit.engine.providers import PROVIDERS, structured_options
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.types import ChatRequest, Item
+from judgekit.types import ChatRequest, Item, UsageError
 
 RUBRIC = load_rubric("extent_rating")
 
@@ -103,8 +108,7 @@ def test_429_retry_after_is_honoured() -> None:
     assert outcomes == ["ok", "rate_limited", "ok"]
     assert first.http_attempts == 1 and second.http_attempts == 2
     assert waited >= 1.3
-    # halved by the 429, then one success after the cooldown gives back one step
-    assert judge.throttle.rate_limited_count == 1 and judge.throttle.factor == 0.5 + 1 / 32
+    assert judge.throttle.rate_limited_count == 1
 
 
 def test_retry_after_header_forms() -> None:
@@ -114,32 +118,80 @@ def test_retry_after_header_forms() -> None:
     assert retry_after_seconds({}) is None
 
 
-def test_adaptive_throttle_halves_once_per_wave_and_recovers() -> None:
-    throttle = AdaptiveThrottle(8, cut_cooldown_s=0.05, recovery_step=0.25)
-    throttle.on_rate_limited()
-    throttle.on_rate_limited()  # same wave: no second cut
-    assert throttle.factor == 0.5 and throttle.concurrency_limit == 4
-    throttle.on_success()  # still cooling down
-    assert throttle.factor == 0.5
-    time.sleep(0.06)
-    throttle.on_success()
-    throttle.on_success()
-    assert throttle.factor == 1.0 and throttle.concurrency_limit == 8
+def test_a_429_holds_every_worker_and_spreads_their_wake_ups() -> None:
+    # One worker's 429 starts a cooldown that every other worker sits out too; each wakes at
+    # its own jittered moment after it, never before.
+    throttle = AdaptiveThrottle(8, jitter_s=0.2, seed=1)
+
+    async def starts() -> list[float]:
+        throttle.on_rate_limited(0.3)
+        began = time.monotonic()
+
+        async def one() -> float:
+            async with throttle.slot(10):
+                return time.monotonic() - began
+
+        return list(await asyncio.gather(*(one() for _ in range(8))))
+
+    waits = asyncio.run(starts())
+    assert min(waits) >= 0.29  # nobody starts inside the cooldown
+    assert max(waits) - min(waits) >= 0.05  # not one burst
+    assert max(waits) < 0.3 + 0.2 + 0.1
 
 
-def test_the_token_budget_has_no_opening_burst_and_charges_big_requests_in_full() -> None:
-    # 60k tokens/min = 1k tokens/s; the bucket holds 10 s (10k tokens) and starts full, as if
-    # the last 10 s had been spent at the limit. A 3k-token request therefore waits ~3 s (an
-    # empty bucket would admit it at once, on top of the steady rate), and a 12k-token request,
-    # larger than the bucket, pays all 12k (~12 s) rather than being capped at 10k.
-    async def admit(tokens: int) -> float:
-        throttle = AdaptiveThrottle(8, tokens_per_minute=60_000)
-        started = time.monotonic()
-        async with throttle.slot(tokens):
-            return time.monotonic() - started
+def test_rate_limits_do_not_use_up_retries_but_patience_ends_them() -> None:
+    # 2 requests per 1 s window and max_retries=0: every 429 is "later", not a failure, so
+    # all six calls succeed; with 0.5 s of patience the same load ends in JudgeCallError.
+    config = SimulatorConfig(rate_limit_rpm=2, rate_window_s=1.0)
+    with run_simulator(config) as sim:
+        replies = asyncio.run(
+            _complete_all(_judge(sim.base_url, max_retries=0), [_request(str(i)) for i in range(6)])
+        )
+        assert all(reply.text for reply in replies)
+        assert any(reply.http_attempts > 1 for reply in replies)
+    with run_simulator(config) as sim:
+        impatient = _judge(sim.base_url, max_retries=0, patience_s=0.5)
+        with pytest.raises(JudgeCallError, match="patience_s=0.5"):
+            asyncio.run(_complete_all(impatient, [_request(str(i)) for i in range(6)]))
 
-    assert 2.7 <= asyncio.run(admit(3_000)) < 4.0
-    assert asyncio.run(admit(12_000)) >= 11.5
+
+def test_the_token_window_charges_big_requests_in_full() -> None:
+    # 60k tokens/min over a 1 s window = 1k tokens per window. 600 tokens start at once; the
+    # next 600 wait for the first to leave the window (~1 s); a 2.5k-token request is booked
+    # as 1k + 1k + 0.5k in three consecutive windows, so a small request after it waits ~2 s.
+    async def admit(*sizes: int) -> list[float]:
+        throttle = AdaptiveThrottle(8, tokens_per_minute=60_000, window_s=1.0)
+        started, waits = time.monotonic(), []
+        for size in sizes:
+            async with throttle.slot(size):
+                waits.append(time.monotonic() - started)
+        return waits
+
+    first, second = asyncio.run(admit(600, 600))
+    assert first < 0.05 and 1.0 <= second < 1.3
+    big, after = asyncio.run(admit(2_500, 10))
+    assert big < 0.05 and 2.0 <= after < 2.4
+
+
+def test_the_sliding_window_never_admits_more_than_its_capacity() -> None:
+    window = SlidingWindow(capacity=5, window_s=1.0, margin_s=0.0)
+    clock, starts = 0.0, []
+    for _ in range(40):
+        clock += window.wait_for(1, clock)
+        window.take(1, clock)
+        starts.append(clock)
+        clock += 0.013  # arrivals faster than the budget
+    for i, start in enumerate(starts):
+        assert sum(start <= other < start + 1.0 for other in starts[i:]) <= 5
+    assert starts[-1] < 8.0 + 0.1  # and it uses the budget: 40 starts in about 8 windows
+
+
+def test_announced_budgets_are_read_from_headers() -> None:
+    headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m2.5s"}
+    assert announced_cooldown_s(headers) == 62.5
+    assert announced_cooldown_s({**headers, "x-ratelimit-remaining-requests": "3"}) is None
+    assert parse_duration_s("250ms") == 0.25 and parse_duration_s("6m0s") == 360.0
+    assert parse_duration_s("soon") is None
 
 
 def test_concurrency_cap_is_respected() -> None:
@@ -153,12 +205,12 @@ def test_concurrency_cap_is_respected() -> None:
 
 def test_request_budget_paces_requests() -> None:
     with run_simulator(SimulatorConfig()) as sim:
-        judge = _judge(sim.base_url, requests_per_minute=120)  # 2 per second
+        judge = _judge(sim.base_url, requests_per_minute=120, rate_window_s=1.0)
         started = time.monotonic()
         asyncio.run(_complete_all(judge, [_request(str(i)) for i in range(4)]))
         elapsed = time.monotonic() - started
-    # 120/min = a bucket of 2 per second: two at once, then one every 0.5 s
-    assert elapsed >= 0.9
+    # 120/min over a 1 s window = 2 per window: two at once, two when they leave the window
+    assert 1.0 <= elapsed < 1.5
 
 
 def test_key_never_in_repr_or_errors(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -177,12 +229,12 @@ def test_key_never_in_repr_or_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def test_missing_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+def test_missing_key_is_a_clear_error_before_any_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "canary-openai")
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
-    judge = OpenAIJudge("gemini-2.5-flash", provider="gemini")
-    with pytest.raises(MissingAPIKeyError, match="GEMINI_API_KEY"):
-        asyncio.run(judge.complete(_request()))
+    with pytest.raises(MissingAPIKeyError, match="set GEMINI_API_KEY") as caught:
+        OpenAIJudge("gemini-2.5-flash", provider="gemini")
+    assert isinstance(caught.value, UsageError) and "\n" not in str(caught.value)
 
 
 def test_base_url_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,7 +242,7 @@ def test_base_url_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     assert OpenAIJudge("m", api_key="x").base_url == "http://127.0.0.1:1/v1"
     assert OpenAIJudge("m", provider="ollama").base_url == "http://localhost:11434/v1"
     monkeypatch.delenv("OPENAI_BASE_URL")
-    with pytest.raises(ValueError, match="needs base_url"):
+    with pytest.raises(UsageError, match="needs a base URL"):
         OpenAIJudge("m", provider="azure", api_key="x")
     with pytest.raises(ValueError, match="unknown provider"):
         get_provider("nonesuch")

@@ -1,9 +1,15 @@
 """The judging engine: endpoint presets, a retrying client, a response store and ``judge()``."""
 
-from judgekit.engine.client import JudgeCallError, MissingAPIKeyError, OpenAIJudge
+from judgekit.engine.client import JudgeCallError, OpenAIJudge
 from judgekit.engine.conversation import ContextBudgetError, run_conversation
 from judgekit.engine.ordering import order_items, position_spread
-from judgekit.engine.providers import GENERIC, PROVIDERS, ProviderPreset, get_provider
+from judgekit.engine.providers import (
+    GENERIC,
+    PROVIDERS,
+    MissingAPIKeyError,
+    ProviderPreset,
+    get_provider,
+)
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
 from judgekit.engine.runner import MODES, RunPlan, ajudge, judge, register_mode
 from judgekit.engine.session import JudgeSession, JudgeSettings, OfflineStoreMissError

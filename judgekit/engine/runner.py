@@ -134,7 +134,7 @@ def _check_inputs(
         raise ValueError(f"rubric {rubric.name} judges one item per request, not {batch_size}")
     if structured and client.structured_mode == "none":
         raise ValueError(f"{client.model}: this endpoint has no structured mode (structured=True)")
-    if logprobs and not getattr(client, "supports_logprobs", True):
+    if logprobs and not client.supports_logprobs:
         raise ValueError(f"{client.model}: this endpoint is not assumed to return logprobs")
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; available: {sorted(MODES)}")
@@ -177,7 +177,7 @@ def _estimate(
         for request, n_items in _planned_requests(session, plan, mode):
             first_asks.append((request, n_items))
             key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
-            stored = session.store.lookup(key.hash) if session.store is not None else None
+            stored = session.stored(key)
             unsent.append(stored is None or (stored.reply is None and not session.settings.offline))
     return estimate_cost(
         first_asks,
@@ -425,9 +425,7 @@ def blocking(
             try:
                 return await run_async(*args, **kwargs)
             finally:
-                close = getattr(client, "aclose", None)
-                if close is not None:
-                    await close()
+                await client.aclose()
 
         try:
             asyncio.get_running_loop()
