@@ -66,6 +66,7 @@ def judge(
     """
     from judgekit.data import DataError
     from judgekit.engine.cli_judge import judge_command, load_items
+    from judgekit.engine.interrupts import interrupt_explained
     from judgekit.local import default_judge_client
     from judgekit.rubrics import load_rubric
 
@@ -74,14 +75,17 @@ def judge(
     except (DataError, ValueError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
-    with default_judge_client(
-        model,
-        base_url=base_url,
-        provider=provider,
-        max_concurrency=max_concurrency,
-        requests_per_minute=rpm,
-        tokens_per_minute=tpm,
-    ) as client:
+    with (
+        default_judge_client(
+            model,
+            base_url=base_url,
+            provider=provider,
+            max_concurrency=max_concurrency,
+            requests_per_minute=rpm,
+            tokens_per_minute=tpm,
+        ) as client,
+        interrupt_explained(store),
+    ):
         judge_command(
             items,
             rubric,

@@ -14,6 +14,7 @@ from judgekit.engine.client import retry_after_seconds
 from judgekit.engine.limits import (
     AdaptiveThrottle,
     SlidingWindow,
+    Ticket,
     announced_cooldown_s,
     parse_duration_s,
 )
@@ -89,9 +90,9 @@ def test_dropped_connections_and_timeouts_are_retried(fault: dict) -> None:
     assert all('"rating"' in r.text for r in replies)
 
 
-def test_429_retry_after_is_honoured() -> None:
-    # One request per 1.5 s window: the second call is refused with Retry-After and must wait
-    # for it rather than for its own (tiny) backoff, so it succeeds on its second attempt.
+def test_an_announced_spent_budget_is_waited_out_without_a_429() -> None:
+    # One request per 1.5 s window: the first reply says x-ratelimit-remaining-requests: 0 and
+    # when the window frees, so the second call waits for that instead of earning a 429.
     config = SimulatorConfig(rate_limit_rpm=1, rate_window_s=1.5)
     with run_simulator(config) as sim:
         judge = _judge(sim.base_url, max_retries=3)
@@ -105,8 +106,24 @@ def test_429_retry_after_is_honoured() -> None:
 
         first, second, waited = asyncio.run(two_calls())
         outcomes = [entry.outcome for entry in sim.requests]
+    assert outcomes == ["ok", "ok"]
+    assert first.http_attempts == 1 and second.http_attempts == 1
+    assert waited >= 1.3
+    assert judge.throttle.rate_limited_count == 0
+
+
+def test_429_retry_after_is_honoured() -> None:
+    # Two calls at once against one request per 1.5 s: the second is refused with Retry-After
+    # and waits for it rather than for its own (tiny) backoff, succeeding on its 2nd attempt.
+    config = SimulatorConfig(rate_limit_rpm=1, rate_window_s=1.5)
+    with run_simulator(config) as sim:
+        judge = _judge(sim.base_url, max_retries=0)
+        started = time.monotonic()
+        replies = asyncio.run(_complete_all(judge, [_request("1"), _request("2")]))
+        waited = time.monotonic() - started
+        outcomes = [entry.outcome for entry in sim.requests]
     assert outcomes == ["ok", "rate_limited", "ok"]
-    assert first.http_attempts == 1 and second.http_attempts == 2
+    assert sorted(r.http_attempts for r in replies) == [1, 2]
     assert waited >= 1.3
     assert judge.throttle.rate_limited_count == 1
 
@@ -124,7 +141,7 @@ def test_a_429_holds_every_worker_and_spreads_their_wake_ups() -> None:
     throttle = AdaptiveThrottle(8, jitter_s=0.2, seed=1)
 
     async def starts() -> list[float]:
-        throttle.on_rate_limited(0.3)
+        throttle.on_rate_limited(0.3, Ticket(time.monotonic(), 10, probe=False))
         began = time.monotonic()
 
         async def one() -> float:
@@ -151,7 +168,7 @@ def test_rate_limits_do_not_use_up_retries_but_patience_ends_them() -> None:
         assert any(reply.http_attempts > 1 for reply in replies)
     with run_simulator(config) as sim:
         impatient = _judge(sim.base_url, max_retries=0, patience_s=0.5)
-        with pytest.raises(JudgeCallError, match="patience_s=0.5"):
+        with pytest.raises(JudgeCallError, match=r"patience_s=0\.5"):
             asyncio.run(_complete_all(impatient, [_request(str(i)) for i in range(6)]))
 
 

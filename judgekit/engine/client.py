@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import re
 import time
@@ -72,8 +71,6 @@ class _SecretKey:
 
     def __reduce__(self) -> Any:
         raise TypeError("API keys are never pickled; pass the key through the environment")
-
-
 
 
 class JudgeCallError(RuntimeError):
@@ -159,8 +156,6 @@ def _usage(response: Any) -> Usage:
         completion_tokens=int(usage.completion_tokens or 0),
         cached_tokens=int(cached or 0),
     )
-
-
 
 
 class OpenAIJudge:
@@ -321,7 +316,9 @@ class OpenAIJudge:
                 unreachable=status == 400,
             )
         if isinstance(exc, openai.APIConnectionError):  # includes timeouts
-            return _Failure(text=f"{text} (endpoint {self._base_url})", retryable=True, unreachable=True)
+            return _Failure(
+                text=f"{text} (endpoint {self._base_url})", retryable=True, unreachable=True
+            )
         if isinstance(exc, openai.APIResponseValidationError):
             return _Failure(text=text, retryable=True)
         if isinstance(exc, ValueError):  # a 200 whose body is not valid JSON
@@ -380,7 +377,7 @@ class OpenAIJudge:
         first_limited: float | None = None
         while True:
             attempt += 1
-            async with self.throttle.slot(estimated):
+            async with self.throttle.slot(estimated) as ticket:
                 started = time.perf_counter()
                 try:
                     raw = await client.chat.completions.with_raw_response.create(
@@ -392,12 +389,13 @@ class OpenAIJudge:
                     reply = self._reply(raw, time.perf_counter() - started, attempt)
                 except Exception as exc:  # classified; unknown ones re-raised
                     failure = self._classify(exc)
+                    if failure.rate_limited:  # told inside the slot: it may be a probe
+                        self.throttle.on_rate_limited(failure.retry_after_s, ticket)
                 else:
                     self._answered_once = True
-                    self.throttle.cool_down(announced_cooldown_s(raw.headers) or 0.0)
+                    self.throttle.on_answer(announced_cooldown_s(raw.headers))
                     return reply
             if failure.rate_limited:  # "later": wait in the shared cooldown, not a retry
-                self.throttle.on_rate_limited(failure.retry_after_s)
                 first_limited = first_limited or time.monotonic()
                 waited = time.monotonic() - first_limited + (failure.retry_after_s or 0.0)
                 if waited > self.patience_s:

@@ -10,8 +10,9 @@ server's, and dividing it, is always safe: every server window is then a sum of 
 Not told the budget, the server's own signals drive it. A 429 (or a reply announcing
 ``x-ratelimit-remaining-requests: 0``) starts a **cooldown shared by every worker**: no request
 starts before the time the server named (``Retry-After`` / ``x-ratelimit-reset-requests``),
-and each waiter wakes at a jittered moment after it, so that the wave that was turned away does
-not arrive again in one burst.
+and each waiter wakes at a jittered moment after it. After a cooldown a single request goes
+first (a probe); the others follow only once it was answered without a new cooldown, so the wave
+that was turned away does not arrive again in one burst to collide with the same limit.
 
 asyncio primitives belong to one event loop, so they are rebuilt whenever the running loop
 changes (``judge()`` may run each call in a fresh loop); windows and cooldowns survive.
@@ -81,6 +82,24 @@ class SlidingWindow:
             units -= chunk
             booked += 1
 
+    def refund(self, units: float, stamp: float) -> None:
+        """Forget a start the server did not count (it answered 429)."""
+        for index, (when, spent) in enumerate(self._starts):
+            if when == stamp and spent == min(units, self.capacity):
+                del self._starts[index]
+                self._used -= spent
+                return
+
+
+@dataclass
+class Ticket:
+    """One admitted request: when it started, its token estimate, whether it is a probe."""
+
+    started: float
+    tokens: float
+    probe: bool
+    refused: bool = False
+
 
 @dataclass
 class _LoopPrimitives:
@@ -97,7 +116,7 @@ class AdaptiveThrottle:
         requests_per_minute: Request budget, or ``None`` when not told.
         tokens_per_minute: Token budget (estimated prompt + output tokens), or ``None``.
         window_s: Length of the client-side sliding window (the budget is scaled to it).
-        margin_s: Safety margin added to the window (default 1% of it, at most 0.25 s).
+        margin_s: Safety margin added to the window (default 2% of it, at most 0.25 s).
         jitter_s: Wake-ups after a cooldown are spread uniformly over this many seconds
             (default: a tenth of the cooldown, at most 1 s).
         seed: Seed of the jitter draws.
@@ -124,7 +143,7 @@ class AdaptiveThrottle:
         self.max_concurrency = max_concurrency
         self.requests_per_minute = requests_per_minute
         self.tokens_per_minute = tokens_per_minute
-        margin = min(0.25, 0.01 * window_s) if margin_s is None else margin_s
+        margin = min(0.25, 0.02 * window_s) if margin_s is None else margin_s
         self._windows = [
             (kind, SlidingWindow(max(1.0, budget * window_s / 60.0), window_s, margin))
             for kind, budget in (("requests", requests_per_minute), ("tokens", tokens_per_minute))
@@ -133,17 +152,33 @@ class AdaptiveThrottle:
         self.jitter_s = jitter_s
         self.rate_limited_count = 0
         self.cooldown_until = 0.0
+        self._probing = False  # a cooldown happened: one request at a time until one succeeds
+        self._probe_in_flight = False
         self._random = random.Random(seed)
         self._in_flight = 0
         self._primitives: _LoopPrimitives | None = None
 
     def cool_down(self, seconds: float) -> None:
         """Hold every new request for ``seconds`` (a cooldown in progress is only extended)."""
-        self.cooldown_until = max(self.cooldown_until, time.monotonic() + max(0.0, seconds))
+        if seconds > 0:
+            self.cooldown_until = max(self.cooldown_until, time.monotonic() + seconds)
 
-    def on_rate_limited(self, retry_after_s: float | None) -> None:
-        """Record a 429; without a ``Retry-After`` hold everyone for a second."""
+    def on_answer(self, announced_cooldown_s: float | None) -> None:
+        """Record a reply; a budget announced as spent holds everyone, unless we were told it."""
+        if announced_cooldown_s and self.requests_per_minute is None:
+            self.cool_down(announced_cooldown_s)
+
+    def on_rate_limited(self, retry_after_s: float | None, ticket: Ticket) -> None:
+        """Record the 429 of ``ticket``'s request: everyone cools down, then a probe goes.
+
+        The refused start is taken back out of the budgets: the server did not count it.
+        Without ``Retry-After`` everyone holds for a second.
+        """
         self.rate_limited_count += 1
+        ticket.refused = True
+        for kind, window in self._windows:
+            window.refund(1.0 if kind == "requests" else ticket.tokens, ticket.started)
+        self._probing = self.requests_per_minute is None  # told: the window already spaces
         self.cool_down(1.0 if retry_after_s is None else retry_after_s)
 
     def _loop_primitives(self) -> _LoopPrimitives:
@@ -159,46 +194,56 @@ class AdaptiveThrottle:
             spread = min(1.0, 0.1 * remaining) if self.jitter_s is None else self.jitter_s
             await asyncio.sleep(remaining + self._random.uniform(0.0, spread))
 
-    async def _admit(self, primitives: _LoopPrimitives, estimated_tokens: int) -> None:
-        """Sit out any cooldown (jittered, per worker), then wait in turn for the budgets."""
+    async def _admit(self, primitives: _LoopPrimitives, estimated_tokens: int) -> Ticket:
+        """Wait for the cooldown, a running probe and the budgets; then start."""
         units = {"requests": 1.0, "tokens": float(max(estimated_tokens, 1))}
         while True:
             await self._sit_out_cooldown()
+            async with primitives.slot_free:
+                await primitives.slot_free.wait_for(lambda: not self._probe_in_flight)
             async with primitives.admission:
                 while True:
                     now = time.monotonic()
-                    if self.cooldown_until > now:
-                        break  # a 429 arrived meanwhile: everyone sits it out again
+                    if self.cooldown_until > now or self._probe_in_flight:
+                        break  # a 429 or a probe began meanwhile: wait again
                     waits = [window.wait_for(units[kind], now) for kind, window in self._windows]
                     if max(waits, default=0.0) <= 0:
                         for kind, window in self._windows:
                             window.take(units[kind], now)
-                        return
+                        self._probe_in_flight = self._probing
+                        return Ticket(now, units["tokens"], probe=self._probing)
                     await asyncio.sleep(max(waits))
 
     @asynccontextmanager
-    async def slot(self, estimated_tokens: int) -> AsyncIterator[None]:
+    async def slot(self, estimated_tokens: int) -> AsyncIterator[Ticket]:
         """Hold one request slot: waits for concurrency, the cooldown and the budgets.
+
+        Report a 429 (:meth:`on_rate_limited`) or a reply (:meth:`on_answer`) before leaving
+        the slot, so that a probe's outcome is known when it ends.
 
         Args:
             estimated_tokens: Tokens charged to the token budget (a request larger than the
-                whole budget waits for an empty window).
+                whole budget is charged over as many windows as it fills).
         """
         primitives = self._loop_primitives()
         async with primitives.slot_free:
             await primitives.slot_free.wait_for(lambda: self._in_flight < self.max_concurrency)
             self._in_flight += 1
+        ticket: Ticket | None = None
         try:
-            await self._admit(primitives, estimated_tokens)
-            yield
+            ticket = await self._admit(primitives, estimated_tokens)
+            yield ticket
         finally:
             async with primitives.slot_free:
                 self._in_flight -= 1
+                if ticket is not None and ticket.probe:  # probing on only if it was refused
+                    self._probe_in_flight = False
+                    self._probing = ticket.refused
                 primitives.slot_free.notify_all()
 
 
 def parse_duration_s(text: str | None) -> float | None:
-    """Seconds in an ``x-ratelimit-reset-*`` value (``"1s"``, ``"6m0s"``, ``"250ms"``, ``"2.5"``)."""
+    """Seconds in an ``x-ratelimit-reset-*`` value (``"1s"``, ``"6m0s"``, ``"250ms"``)."""
     if not text:
         return None
     total, number = 0.0, ""

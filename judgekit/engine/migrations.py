@@ -75,7 +75,9 @@ def migrate(db: sqlite3.Connection, source: Path) -> int:
     for number in range(version + 1, SCHEMA_VERSION + 1):
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
             MIGRATIONS[number - 1](db)
             db.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?)"

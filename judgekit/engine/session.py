@@ -148,7 +148,7 @@ class JudgeSession:
         )
 
     def stored(self, key: RequestKey) -> StoredCall | None:
-        """What the store holds for ``key`` (see :meth:`ResponseStore.find`), if there is a store."""
+        """What the store holds for ``key`` (see :meth:`ResponseStore.find`), if any."""
         if self.store is None:
             return None
         return self.store.find(key, offline=self.settings.offline)

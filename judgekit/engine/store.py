@@ -64,6 +64,7 @@ _COLUMNS: tuple[str, ...] = (
     "base_hash",
 )
 
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: the same value always gives the same text."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 from judgekit.local.server import (
@@ -137,10 +134,6 @@ def default_judge_client(
         yield local_judge_client(server, **client_options)
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def serve_local_command(
     port: int | None = None,
     *,
@@ -166,6 +159,8 @@ def serve_local_command(
         LocalJudgeUnavailable: If the ``local`` extra or the model is missing.
         LocalServerError: If the server fails to start or dies while serving.
     """
+    from judgekit.config import stop_on_signals
+
     stream = out or sys.stdout
     settings = LocalServerConfig(
         model_path=model_path,
@@ -175,11 +170,8 @@ def serve_local_command(
         logprobs=logprobs,
         log_dir=log_dir,
     )
-    previous_handler = None
-    if threading.current_thread() is threading.main_thread():
-        previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        with LocalJudgeServer(settings) as server:
+        with stop_on_signals(), LocalJudgeServer(settings) as server:
             print(
                 f"Local judge {local_model_label(server)} (plumbing check, not a research-grade "
                 f"judge) serving at {server.base_url}\n"
@@ -199,6 +191,3 @@ def serve_local_command(
             )
     except KeyboardInterrupt:
         print("Local judge stopped.", file=stream, flush=True)
-    finally:
-        if previous_handler is not None:
-            signal.signal(signal.SIGTERM, previous_handler)

@@ -261,7 +261,10 @@ class Simulator:
             content = logprobs_content(text, task.allowed, config.logprob_confidence, alternatives)
             logprobs = {"content": content, "refusal": None}
         payload = self._completion(entry, str(body.get("model") or config.model), logprobs)
-        return ChatAnswer(200, payload, {"x-request-id": payload["id"]}, delay)
+        headers = {"x-request-id": payload["id"]}
+        if source == "online":
+            headers.update(self.limiter.announce())
+        return ChatAnswer(200, payload, headers, delay)
 
     def _completion(
         self, entry: LoggedRequest, model: str, logprobs: dict[str, Any] | None
@@ -309,6 +312,7 @@ class Simulator:
             seen = self._seen[digest]
         self._record(LoggedRequest(digest, body, seen, "rate_limited", 429))
         headers = {
+            **self.limiter.announce(),
             "Retry-After": str(max(1, math.ceil(wait_s))),
             "retry-after-ms": str(max(1, math.ceil(wait_s * 1000))),
         }
