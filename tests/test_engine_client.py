@@ -294,3 +294,35 @@ def test_llamacpp_schema_pins_one_id_per_position() -> None:
         structured_options("json_schema", schema)["response_format"]["json_schema"]["schema"]
         == schema
     )
+
+
+def test_an_unreachable_endpoint_fails_fast_naming_its_url() -> None:
+    # Nothing listens on port 9: each attempt is refused at once; after the retries the error
+    # names the URL and is fatal, since nothing ever succeeded on that endpoint.
+    judge = _judge("http://127.0.0.1:9/v1", max_retries=2)
+    started = time.monotonic()
+    with pytest.raises(JudgeCallError, match=r"endpoint http://127\.0\.0\.1:9/v1") as caught:
+        asyncio.run(judge.complete(_request()))
+    assert caught.value.fatal and caught.value.attempts == 3
+    assert time.monotonic() - started < 5
+
+
+def test_a_refused_option_is_fatal_at_once_but_one_bad_request_later_is_not() -> None:
+    with run_simulator(SimulatorConfig()) as sim:
+        judge = _judge(sim.base_url, max_retries=5)
+
+        async def calls() -> tuple[JudgeCallError, JudgeCallError]:
+            errors = []
+            for request in (_request(n=2), _request("2"), _request(n=2)):
+                try:
+                    await judge.complete(request)
+                except JudgeCallError as error:
+                    errors.append(error)
+            await judge.aclose()
+            return errors[0], errors[1]
+
+        before, after = asyncio.run(calls())
+        statuses = [entry.status_code for entry in sim.requests]
+    assert statuses == [400, 200, 400]  # a 400 is never retried
+    assert before.fatal and before.status_code == 400 and "run stops" in str(before)
+    assert not after.fatal  # the endpoint answered before: this request alone is bad
