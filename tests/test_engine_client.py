@@ -10,13 +10,13 @@ import jsonschema
 import pytest
 
 from judgekit.engine import JudgeCallError, MissingAPIKeyError, OpenAIJudge, get_provider
-from judgekit.engine.client import retry_after_seconds
 from judgekit.engine.limits import (
     AdaptiveThrottle,
     SlidingWindow,
     Ticket,
     announced_cooldown_s,
     parse_duration_s,
+    retry_after_seconds,
 )
 from judgekit.engine.providers import PROVIDERS, structured_options
 from judgekit.rubrics import load_rubric

@@ -29,13 +29,16 @@ import random
 import re
 import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 
-import httpx
 import openai
 
-from judgekit.engine.limits import DEFAULT_WINDOW_S, AdaptiveThrottle, announced_cooldown_s
+from judgekit.engine.limits import (
+    DEFAULT_WINDOW_S,
+    AdaptiveThrottle,
+    announced_cooldown_s,
+    retry_after_seconds,
+)
 from judgekit.engine.providers import (
     PLACEHOLDER_KEY,
     ProviderPreset,
@@ -102,27 +105,6 @@ class _Failure:
     rate_limited: bool = False
     fatal: bool = False
     unreachable: bool = False  # a 400, or no HTTP answer at all: fatal before any success
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """Seconds a server asked us to wait (``retry-after-ms`` first, then ``Retry-After``)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
 
 
 def _top_logprobs(choice: Any) -> TopLogprobs | None:
@@ -283,7 +265,7 @@ class OpenAIJudge:
             api_key=self._api_key.reveal(),
             base_url=self._base_url,
             max_retries=0,
-            timeout=httpx.Timeout(self.timeout_s, connect=min(10.0, self.timeout_s)),
+            timeout=openai.Timeout(self.timeout_s, connect=min(10.0, self.timeout_s)),
         )
 
     def _client(self) -> openai.AsyncOpenAI:

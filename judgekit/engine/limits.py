@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 
 #: Default length of the client-side window: a divisor of the providers' 60 s minute.
 DEFAULT_WINDOW_S = 10.0
@@ -277,3 +278,24 @@ def announced_cooldown_s(headers: Mapping[str, str]) -> float | None:
     except ValueError:
         return None
     return parse_duration_s(headers.get("x-ratelimit-reset-requests"))
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Seconds a server asked us to wait (``retry-after-ms`` first, then ``Retry-After``)."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None

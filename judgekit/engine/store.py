@@ -21,7 +21,6 @@ A store is shared beside a notebook with :meth:`ResponseStore.export` (a single 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import sqlite3
 import threading
@@ -32,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.engine import storelock
+from judgekit.engine.keys import RequestKey, canonical_json
 from judgekit.engine.migrations import SCHEMA_VERSION, migrate, schema_version
-from judgekit.types import ChatReply, ChatRequest, Usage, UsageError
+from judgekit.types import ChatReply, Usage, UsageError
 
 __all__ = ["SCHEMA_VERSION", "RequestKey", "ResponseStore", "StoredCall", "canonical_json"]
 
@@ -63,52 +63,6 @@ _COLUMNS: tuple[str, ...] = (
     "endpoint",
     "base_hash",
 )
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: the same value always gives the same text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class RequestKey:
-    """Everything that identifies one judge request.
-
-    Attributes:
-        endpoint: Normalised base URL of the endpoint (``""``: unknown, as in schema 1).
-    """
-
-    model: str
-    rubric: str
-    variant: str
-    run: int
-    attempt: int
-    request: ChatRequest
-    endpoint: str = ""
-
-    def _digest(self, *, with_endpoint: bool) -> str:
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": [dict(m) for m in self.request.messages],
-            "options": dict(self.request.options),
-            "run": self.run,
-            "variant": self.variant,
-            "rubric": self.rubric,
-            "attempt": self.attempt,
-        }
-        if with_endpoint and self.endpoint:
-            payload["endpoint"] = self.endpoint
-        return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
-
-    @property
-    def hash(self) -> str:
-        """sha256 of the canonical JSON of the key (endpoint, run and attempt included)."""
-        return self._digest(with_endpoint=True)
-
-    @property
-    def base_hash(self) -> str:
-        """The hash without the endpoint (what schema 1 used as the whole key)."""
-        return self._digest(with_endpoint=False)
 
 
 @dataclass(frozen=True)
