@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from judgekit import config
 from judgekit.engine import GENERIC, PROVIDERS, MissingAPIKeyError, OpenAIJudge
 from judgekit.engine.providers import PLACEHOLDER_KEY
 from judgekit.types import ChatRequest
@@ -110,3 +111,10 @@ def test_an_explicit_key_is_sent_as_given(capture, monkeypatch) -> None:
     judge = OpenAIJudge("m", provider="vllm", base_url=base_url, api_key="canary-vllm-given")
     asyncio.run(judge.complete(REQUEST))
     assert seen == ["Bearer canary-vllm-given"]
+
+
+def test_the_readme_keys_table_matches_the_presets() -> None:
+    readme = (config.ROOT / "README.md").read_text(encoding="utf-8")
+    for preset in PRESETS:
+        without = "required" if preset.key_required else "placeholder sent"
+        assert f"| `{preset.name}` | `{preset.api_key_env}` | {without} |" in readme, preset.name

@@ -72,7 +72,8 @@ def local_judge_client(server: LocalJudgeServer, **client_options: Any) -> Any:
         supports_logprobs=server.settings.logprobs,
         notes="judgekit's local llama-cpp-python server (judgekit.local).",
     )
-    options = {**LOCAL_CLIENT_DEFAULTS, **client_options}
+    # The server gets a free port each time; its identity in the store's keys is the local judge.
+    options = {"endpoint": "judgekit-local", **LOCAL_CLIENT_DEFAULTS, **client_options}
     return OpenAIJudge(server.model_alias, base_url=server.base_url, preset=preset, **options)
 
 
