@@ -141,7 +141,7 @@ def test_a_429_holds_every_worker_and_spreads_their_wake_ups() -> None:
     throttle = AdaptiveThrottle(8, jitter_s=0.2, seed=1)
 
     async def starts() -> list[float]:
-        throttle.on_rate_limited(0.3, Ticket(time.monotonic(), 10, probe=False))
+        throttle.on_rate_limited(0.3, Ticket(time.monotonic(), 10.0, 10, probe=False))
         began = time.monotonic()
 
         async def one() -> float:

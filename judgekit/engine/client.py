@@ -352,9 +352,8 @@ class OpenAIJudge:
         client = self._client()
         kwargs: dict[str, Any] = dict(request.options)
         extra_body = kwargs.pop("extra_body", None)
-        estimated = estimate_message_tokens(request.messages) + int(
-            kwargs.get(self.max_tokens_param, 0) or 0
-        )
+        output_cap = int(kwargs.get(self.max_tokens_param, 0) or 0)
+        estimated = estimate_message_tokens(request.messages) + output_cap
         attempt = retries = 0
         first_limited: float | None = None
         while True:
@@ -375,7 +374,8 @@ class OpenAIJudge:
                         self.throttle.on_rate_limited(failure.retry_after_s, ticket)
                 else:
                     self._answered_once = True
-                    self.throttle.on_answer(announced_cooldown_s(raw.headers))
+                    counted = reply.usage.prompt_tokens + output_cap
+                    self.throttle.on_answer(ticket, counted, announced_cooldown_s(raw.headers))
                     return reply
             if failure.rate_limited:  # "later": wait in the shared cooldown, not a retry
                 first_limited = first_limited or time.monotonic()

@@ -10,9 +10,11 @@ server's, and dividing it, is always safe: every server window is then a sum of 
 Not told the budget, the server's own signals drive it. A 429 (or a reply announcing
 ``x-ratelimit-remaining-requests: 0``) starts a **cooldown shared by every worker**: no request
 starts before the time the server named (``Retry-After`` / ``x-ratelimit-reset-requests``),
-and each waiter wakes at a jittered moment after it. After a cooldown a single request goes
-first (a probe); the others follow only once it was answered without a new cooldown, so the wave
-that was turned away does not arrive again in one burst to collide with the same limit.
+and each waiter wakes at a jittered moment after it. After a 429 a single request goes first
+(a probe); the others follow once it was not refused, so the wave that was turned away does not
+arrive again in one burst to collide with the same limit. Told the budget, the window already
+spaces requests: a 429 (the server's clock disagreeing with ours) still cools everyone down and
+is taken back out of the window, but no probe is needed and announced budgets are not used.
 
 asyncio primitives belong to one event loop, so they are rebuilt whenever the running loop
 changes (``judge()`` may run each call in a fresh loop); windows and cooldowns survive.
@@ -32,6 +34,8 @@ from email.utils import parsedate_to_datetime
 
 #: Default length of the client-side window: a divisor of the providers' 60 s minute.
 DEFAULT_WINDOW_S = 10.0
+#: Longest a waiting request sleeps before looking at the budgets again.
+RECHECK_S = 0.1
 
 
 class SlidingWindow:
@@ -83,21 +87,30 @@ class SlidingWindow:
             units -= chunk
             booked += 1
 
-    def refund(self, units: float, stamp: float) -> None:
-        """Forget a start the server did not count (it answered 429)."""
+    def settle(self, stamp: float, units: float, counted: float) -> None:
+        """Replace the ``units`` booked at ``stamp`` by what the server ``counted`` (0: refund).
+
+        A start booked over several windows (larger than the capacity) stays booked in full.
+        """
+        if units > self.capacity:
+            return
         for index, (when, spent) in enumerate(self._starts):
             if when == stamp and spent == min(units, self.capacity):
-                del self._starts[index]
-                self._used -= spent
+                self._used += counted - spent
+                if counted > 0:
+                    self._starts[index] = (when, counted)
+                else:
+                    del self._starts[index]
                 return
 
 
 @dataclass
 class Ticket:
-    """One admitted request: when it started, its token estimate, whether it is a probe."""
+    """One admitted request: when it started, its tokens, whether it is a probe."""
 
     started: float
-    tokens: float
+    tokens: float  # charged to the token budget
+    estimated: int  # our own estimate, before scaling
     probe: bool
     refused: bool = False
 
@@ -153,9 +166,11 @@ class AdaptiveThrottle:
         self.jitter_s = jitter_s
         self.rate_limited_count = 0
         self.cooldown_until = 0.0
-        self._probing = False  # a cooldown happened: one request at a time until one succeeds
+        self._probing = False  # after a 429: one request at a time until one is not refused
         self._probe_in_flight = False
         self._random = random.Random(seed)
+        self._tokens_estimated = 0
+        self._tokens_counted = 0
         self._in_flight = 0
         self._primitives: _LoopPrimitives | None = None
 
@@ -164,8 +179,21 @@ class AdaptiveThrottle:
         if seconds > 0:
             self.cooldown_until = max(self.cooldown_until, time.monotonic() + seconds)
 
-    def on_answer(self, announced_cooldown_s: float | None) -> None:
-        """Record a reply; a budget announced as spent holds everyone, unless we were told it."""
+    def on_answer(
+        self, ticket: Ticket, counted_tokens: int | None, announced_cooldown_s: float | None
+    ) -> None:
+        """Record a reply to ``ticket``'s request.
+
+        The token budget is charged what the server counted (its ``prompt_tokens`` plus the
+        output cap) instead of our estimate. Not told the limit, a budget the reply announces
+        as spent holds everyone.
+        """
+        if counted_tokens:
+            self._tokens_estimated += ticket.estimated
+            self._tokens_counted += counted_tokens
+            for kind, window in self._windows:
+                if kind == "tokens":
+                    window.settle(ticket.started, ticket.tokens, float(counted_tokens))
         if announced_cooldown_s and self.requests_per_minute is None:
             self.cool_down(announced_cooldown_s)
 
@@ -178,7 +206,7 @@ class AdaptiveThrottle:
         self.rate_limited_count += 1
         ticket.refused = True
         for kind, window in self._windows:
-            window.refund(1.0 if kind == "requests" else ticket.tokens, ticket.started)
+            window.settle(ticket.started, 1.0 if kind == "requests" else ticket.tokens, 0.0)
         self._probing = self.requests_per_minute is None  # told: the window already spaces
         self.cool_down(1.0 if retry_after_s is None else retry_after_s)
 
@@ -195,9 +223,19 @@ class AdaptiveThrottle:
             spread = min(1.0, 0.1 * remaining) if self.jitter_s is None else self.jitter_s
             await asyncio.sleep(remaining + self._random.uniform(0.0, spread))
 
+    @property
+    def token_ratio(self) -> float:
+        """Tokens the server counted per token we estimated, over the replies so far (1 before)."""
+        if self._tokens_estimated == 0:
+            return 1.0
+        return self._tokens_counted / self._tokens_estimated
+
     async def _admit(self, primitives: _LoopPrimitives, estimated_tokens: int) -> Ticket:
-        """Wait for the cooldown, a running probe and the budgets; then start."""
-        units = {"requests": 1.0, "tokens": float(max(estimated_tokens, 1))}
+        """Wait for the cooldown, a running probe and the budgets; then start.
+
+        The token budget is charged the estimate scaled by :attr:`token_ratio`, so a tokenizer
+        that counts differently from ours is learned from the replies.
+        """
         while True:
             await self._sit_out_cooldown()
             async with primitives.slot_free:
@@ -207,13 +245,16 @@ class AdaptiveThrottle:
                     now = time.monotonic()
                     if self.cooldown_until > now or self._probe_in_flight:
                         break  # a 429 or a probe began meanwhile: wait again
+                    tokens = max(1.0, estimated_tokens * self.token_ratio)  # learnt meanwhile
+                    units = {"requests": 1.0, "tokens": tokens}
                     waits = [window.wait_for(units[kind], now) for kind, window in self._windows]
                     if max(waits, default=0.0) <= 0:
                         for kind, window in self._windows:
                             window.take(units[kind], now)
                         self._probe_in_flight = self._probing
-                        return Ticket(now, units["tokens"], probe=self._probing)
-                    await asyncio.sleep(max(waits))
+                        return Ticket(now, tokens, max(estimated_tokens, 1), self._probing)
+                    # re-check at least every RECHECK_S: replies may settle bookings meanwhile
+                    await asyncio.sleep(min(max(waits), RECHECK_S))
 
     @asynccontextmanager
     async def slot(self, estimated_tokens: int) -> AsyncIterator[Ticket]:
