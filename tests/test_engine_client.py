@@ -190,6 +190,22 @@ def test_the_token_window_charges_big_requests_in_full() -> None:
     assert big < 0.05 and 2.0 <= after < 2.4
 
 
+def test_the_token_budget_learns_what_the_server_counts() -> None:
+    # 1k tokens per 1 s window. Our estimate says 600 tokens; the server counted 300. The
+    # booking is settled to 300 and the next estimate is scaled by the learnt 0.5, so the
+    # second request starts at once instead of waiting for the first to leave the window.
+    async def two(counted: int | None) -> float:
+        throttle = AdaptiveThrottle(8, tokens_per_minute=60_000, window_s=1.0)
+        started = time.monotonic()
+        async with throttle.slot(600) as ticket:
+            throttle.on_answer(ticket, counted, None)
+        async with throttle.slot(600):
+            return time.monotonic() - started
+
+    assert asyncio.run(two(300)) < 0.05
+    assert asyncio.run(two(None)) >= 1.0  # nothing learnt: the estimates hold
+
+
 def test_the_sliding_window_never_admits_more_than_its_capacity() -> None:
     window = SlidingWindow(capacity=5, window_s=1.0, margin_s=0.0)
     clock, starts = 0.0, []

@@ -6,6 +6,8 @@ the same kind of window over the times requests *start*: a request may start whe
 ``capacity`` started in the last ``window_s`` seconds (plus ``margin_s``, which absorbs the
 difference between our start and the server's arrival time). A window shorter than the
 server's, and dividing it, is always safe: every server window is then a sum of client windows.
+Token bookings are settled to what the server counted once the reply arrives, and estimates are
+scaled by the ratio counted / estimated learnt so far.
 
 Not told the budget, the server's own signals drive it. A 429 (or a reply announcing
 ``x-ratelimit-remaining-requests: 0``) starts a **cooldown shared by every worker**: no request
