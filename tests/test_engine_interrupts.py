@@ -68,3 +68,24 @@ def test_without_a_store_it_says_nothing_was_kept(tmp_path) -> None:
     assert message == "interrupted: no response store, so no reply was kept; rerun with: " + (
         "judgekit judge x.csv"
     )
+
+
+def test_the_simulator_command_stops_on_ctrl_c_even_when_sigint_was_ignored() -> None:
+    # As under `nohup make test &`: the child inherits SIGINT ignored and must undo it.
+    server = subprocess.Popen(
+        [sys.executable, "-m", "judgekit.simulator"],
+        env={**os.environ, "PYTHONPATH": str(config.ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        assert server.stdout is not None and "simulator" in server.stdout.readline()
+        server.send_signal(signal.SIGINT)
+        out, _ = server.communicate(timeout=20)
+        assert server.returncode == 0 and "stopped" in out
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
