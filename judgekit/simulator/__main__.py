@@ -29,12 +29,12 @@ def serve(
         config = dataclasses.replace(config, port=port)
     stop = stop or threading.Event()
     with stop_on_signals(), run_simulator(config) as handle:
-        print(
-            "judgekit simulator (not a judge: scores come from an oracle or a hash) at "
-            f"{handle.base_url}",
-            flush=True,
-        )
-        try:
+        try:  # a Ctrl-C right after the address is printed must stop cleanly too
+            print(
+                "judgekit simulator (not a judge: scores come from an oracle or a hash) at "
+                f"{handle.base_url}",
+                flush=True,
+            )
             while not stop.wait(0.5):
                 pass
         except KeyboardInterrupt:
