@@ -41,7 +41,8 @@ def stop_on_signals() -> Iterator[None]:
         yield
         return
     previous = {
-        sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),  # asyncio-aware
+        signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_interrupt),
     }
     try:
         yield

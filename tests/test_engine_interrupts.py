@@ -26,6 +26,10 @@ def _answered(store: Path) -> int:
         return 0
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def test_ctrl_c_prints_the_replies_kept_and_the_resume_command(tmp_path) -> None:
     items = tmp_path / "items.csv"
     items.write_text(
@@ -46,6 +50,7 @@ def test_ctrl_c_prints_the_replies_kept_and_the_resume_command(tmp_path) -> None
             stderr=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            preexec_fn=_ignore_sigint,  # as under `nohup make test &`
         )
         deadline = time.monotonic() + 60
         while _answered(store) < 3:
@@ -78,7 +83,7 @@ def test_the_simulator_command_stops_on_ctrl_c_even_when_sigint_was_ignored() ->
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        preexec_fn=_ignore_sigint,
     )
     try:
         assert server.stdout is not None and "simulator" in server.stdout.readline()

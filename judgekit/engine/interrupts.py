@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from judgekit.config import stop_on_signals
 from judgekit.engine.store import ResponseStore
 
 
@@ -33,9 +34,14 @@ def interrupted_message(store: Path | None, command: Sequence[str]) -> str:
 
 @contextlib.contextmanager
 def interrupt_explained(store: Path | None) -> Iterator[None]:
-    """On Ctrl-C inside the block, print :func:`interrupted_message` and exit with 130."""
+    """On Ctrl-C inside the block, print :func:`interrupted_message` and exit with 130.
+
+    Ctrl-C works even when the process was started with SIGINT ignored (see
+    :func:`judgekit.config.stop_on_signals`).
+    """
     try:
-        yield
+        with stop_on_signals():
+            yield
     except KeyboardInterrupt:
         print(interrupted_message(store, sys.argv), file=sys.stderr, flush=True)
         raise SystemExit(130) from None
