@@ -342,3 +342,15 @@ def test_a_refused_option_is_fatal_at_once_but_one_bad_request_later_is_not() ->
     assert statuses == [400, 200, 400]  # a 400 is never retried
     assert before.fatal and before.status_code == 400 and "run stops" in str(before)
     assert not after.fatal  # the endpoint answered before: this request alone is bad
+
+
+def test_a_hung_endpoint_fails_within_its_attempts_times_the_timeout() -> None:
+    # The server never answers in time: 2 attempts x 0.5 s (+ tiny backoff), then a fatal error.
+    with run_simulator(SimulatorConfig(timeout_rate=1.0, timeout_sleep_s=30)) as sim:
+        judge = _judge(sim.base_url, max_retries=1, timeout_s=0.5)
+        started = time.monotonic()
+        with pytest.raises(JudgeCallError, match="endpoint http") as caught:
+            asyncio.run(judge.complete(_request()))
+        elapsed = time.monotonic() - started
+    assert caught.value.fatal and caught.value.attempts == 2
+    assert 1.0 <= elapsed < 2.5
