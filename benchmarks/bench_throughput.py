@@ -2,19 +2,28 @@
 
 Run from the repository root: ``python3 -m benchmarks.bench_throughput``.
 
-The simulator answers after a fixed 300 ms and enforces a sliding-window limit on requests and
-tokens (estimated prompt tokens + ``max_tokens`` per request), answering 429 with
-``Retry-After`` beyond it. judgekit judges the 600 riddle rows x 3 runs with the accuracy rubric
-(60-row batches). The token limit is scaled so the run needs about 75 s at the limit.
+**Request limit, no latency** (issue 12's regime). The simulator admits 30 requests per sliding
+window and answers at once; judgekit judges one synthetic item per request. The issue's regime
+is 30 requests / 10 s and 10,000 items (about 55 min); here time is scaled by 5 (30 requests /
+2 s, the same burst size, five times the rate) and 900 items are judged (30 windows, 60 s at
+the limit), so the run fits in minutes. A shorter window is the harder case: every millisecond
+of client overhead is five times larger relative to it. Efficiency = the ideal wall time (the
+last window opens at (requests / 30 - 1) x 2 s) / achieved; error rows must be 0.
+
+**Request and token limits, 300 ms latency.** The simulator answers after a fixed 300 ms
+and enforces a sliding-window limit on requests and tokens (estimated prompt tokens +
+``max_tokens`` per request), answering 429 with ``Retry-After`` beyond it. judgekit judges
+the 600 riddle rows x 3 runs with the accuracy rubric (60-row batches). The token limit is
+scaled so the run needs about 45 s at the limit.
 
 Two client settings are measured on the same server:
 
-* ``told the limit``: the client is given the provider's requests and tokens per minute;
+* ``told the limit``: the client is given the provider's requests and tokens per minute and
+  its window;
 * ``not told`` (the default client): no client budget; it learns the limit from 429s and
   ``Retry-After``.
 
-The window is 15 s (the per-minute limits are scaled to it) so that a ~75 s run spans five
-windows and the first window's burst does not dominate the result.
+The window is 15 s (the per-minute limits are scaled to it); a ~45 s run spans three windows.
 
 "Best possible" is the wall time of an ideal client that starts every request the moment the
 server's window admits it (computed by replaying the server's limiter on the run's own request
@@ -37,6 +46,7 @@ from benchmarks._common import (
     oracle_scores,
     quiet_environment,
     rubric_items,
+    synthetic_items,
     write_metrics,
 )
 from judgekit.engine import OpenAIJudge, judge
@@ -44,7 +54,7 @@ from judgekit.simulator import SimulatorConfig, run_simulator
 
 RUNS = 3
 BATCH = 60
-TARGET_S = 75.0
+TARGET_S = 45.0
 WINDOW_S = 15.0
 #: The request limit sits this far above the request rate the token limit allows.
 REQUEST_LIMIT_HEADROOM = 1.5
@@ -86,6 +96,7 @@ def measure(
             provider="simulator",
             requests_per_minute=rpm * 60 / WINDOW_S if told else None,
             tokens_per_minute=tpm * 60 / WINDOW_S if told else None,
+            rate_window_s=WINDOW_S,
         )
         with Stopwatch() as clock:
             table = judge(
@@ -113,6 +124,62 @@ def measure(
         "lost_rows": lost + int((~per_run).sum()),
         "wrong_scores": int((table.loc[ok, "score"] != table.loc[ok, "item_id"].map(oracle)).sum()),
     }
+
+
+REQUEST_LIMIT = 30
+REQUEST_WINDOW_S = 2.0
+REQUEST_ITEMS = 900
+
+
+def measure_request_limit(told: bool) -> dict[str, Any]:
+    """Issue 12's regime (scaled): 30 requests per window, no latency, one item per request."""
+    rubric, items, _ = rubric_items("riddle_accuracy")
+    items = synthetic_items(REQUEST_ITEMS, rubric.input_columns)
+    oracle = oracle_scores(items, rubric.scale.allowed)
+    sim_config = SimulatorConfig(
+        oracle=oracle, rate_limit_rpm=REQUEST_LIMIT, rate_window_s=REQUEST_WINDOW_S
+    )
+    per_minute = REQUEST_LIMIT * 60 / REQUEST_WINDOW_S
+    with run_simulator(sim_config) as sim:
+        client = OpenAIJudge(
+            "sim-judge",
+            base_url=sim.base_url,
+            provider="simulator",
+            requests_per_minute=per_minute if told else None,
+            rate_window_s=REQUEST_WINDOW_S,
+        )
+        with Stopwatch() as clock:
+            table = judge(items, rubric, client, batch_size=1, structured=False, progress=False)
+    ideal = (math.ceil(REQUEST_ITEMS / REQUEST_LIMIT) - 1) * REQUEST_WINDOW_S
+    ok = table["status"] == "ok"
+    return {
+        "setting": "told the limit" if told else "not told (429s and x-ratelimit headers)",
+        "rows": len(table),
+        "seconds": clock.seconds,
+        "ideal_s": ideal,
+        "efficiency": ideal / clock.seconds,
+        "http_429": client.throttle.rate_limited_count,
+        "error_rows": int((table["status"] == "error").sum()),
+        "wrong_scores": int((table.loc[ok, "score"] != table.loc[ok, "item_id"].map(oracle)).sum()),
+    }
+
+
+def request_limit_table(results: Sequence[dict[str, Any]]) -> str:
+    """The markdown table of :func:`measure_request_limit` results."""
+    header = ["client", "rows", "wall s", "ideal s", "efficiency", "429s", "error rows"]
+    rows = [
+        [
+            r["setting"],
+            r["rows"],
+            f"{r['seconds']:.1f}",
+            f"{r['ideal_s']:.1f}",
+            f"{r['efficiency']:.3f}",
+            r["http_429"],
+            r["error_rows"],
+        ]
+        for r in results
+    ]
+    return markdown_table(header, rows)
 
 
 def main() -> None:
@@ -167,12 +234,22 @@ def main() -> None:
             ],
         )
     )
+    limited = [measure_request_limit(told) for told in (True, False)]
+    print(
+        f"\nRequest limit, no latency: {REQUEST_LIMIT} requests per {REQUEST_WINDOW_S:g} s "
+        f"sliding window, {REQUEST_ITEMS} synthetic items, one per request.\n"
+    )
+    print(request_limit_table(limited))
     write_metrics(
         args.metrics,
         {
             "efficiency_told": results[0]["efficiency"],
             "efficiency_default": results[1]["efficiency"],
             "lost_rows": max(r["lost_rows"] for r in results),
+            "request_limit_told": limited[0]["efficiency"],
+            "request_limit_default": limited[1]["efficiency"],
+            "request_limit_error_rows": max(r["error_rows"] for r in limited),
+            "request_limit_wrong_scores": max(r["wrong_scores"] for r in limited),
         },
     )
 

@@ -6,8 +6,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 ROOT: Path = Path(__file__).resolve().parent.parent
 DATA_DIR: Path = ROOT / "data"
@@ -19,3 +24,28 @@ SHARED_DIR: Path = Path(os.environ.get("JUDGEKIT_SHARED", ROOT.parent / "shared"
 DATASETS_DIR: Path = SHARED_DIR / "datasets"
 RIDDLES_DIR: Path = DATASETS_DIR / "hungarian-riddles"
 EVOUNA_DIR: Path = DATASETS_DIR / "evouna"
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM raise ``KeyboardInterrupt`` (main thread only).
+
+    A process started with SIGINT ignored (``nohup make test &``, a background job, some CI
+    runners) inherits that, so a command that waits for Ctrl-C would never stop without this.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),  # asyncio-aware
+        signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_interrupt),
+    }
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

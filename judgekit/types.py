@@ -221,8 +221,32 @@ class JudgeClient(Protocol):
         """How this endpoint enforces a JSON schema ("none" = plain prompting + parsing)."""
         ...
 
+    @property
+    def endpoint(self) -> str:
+        """Where the replies come from (a normalised base URL); part of every request's key."""
+        ...
+
+    @property
+    def supports_seed(self) -> bool:
+        """Whether the endpoint honours the ``seed`` option (it is sent only then)."""
+        ...
+
+    @property
+    def supports_logprobs(self) -> bool:
+        """Whether the endpoint returns ``top_logprobs`` on chat completions."""
+        ...
+
+    @property
+    def max_tokens_param(self) -> str:
+        """Name of the output-length option the endpoint expects (``max_tokens``, ...)."""
+        ...
+
     async def complete(self, request: ChatRequest) -> ChatReply:
         """Send one request (with the client's own bounded retries) and return the reply."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the connections of the running event loop (reopened on the next call)."""
         ...
 
 

@@ -33,12 +33,18 @@ ORACLE = {item.id: (0, 3, 5)[i % 3] for i, item in enumerate(ITEMS)}
 # Columns that legitimately differ: the Batch API has no per-request latency, and which
 # request of a run reaches the cache first depends on arrival order.
 TIMING = ["latency_s", "cached_tokens"]
+#: One simulated endpoint, whatever port each simulator instance gets (request keys name it).
+SIM_ENDPOINT = "judgekit-simulator"
 
 
 def online_table(config: SimulatorConfig, tmp_path: Path, **options) -> tuple[pd.DataFrame, dict]:
     with run_simulator(config) as sim:
         client = OpenAIJudge(
-            "sim-judge", base_url=sim.base_url, api_key="sk-test", backoff_base_s=0.01
+            "sim-judge",
+            base_url=sim.base_url,
+            api_key="sk-test",
+            backoff_base_s=0.01,
+            endpoint=SIM_ENDPOINT,
         )
         table = judge(
             ITEMS,
@@ -53,7 +59,9 @@ def online_table(config: SimulatorConfig, tmp_path: Path, **options) -> tuple[pd
 
 def batch_table(config: SimulatorConfig, store: Path, **options) -> tuple[pd.DataFrame, dict]:
     with run_simulator(config) as sim:
-        client = OpenAIJudge("sim-judge", base_url=sim.base_url, api_key="sk-test")
+        client = OpenAIJudge(
+            "sim-judge", base_url=sim.base_url, api_key="sk-test", endpoint=SIM_ENDPOINT
+        )
         table = batch_judge(
             ITEMS, load_rubric("riddle_accuracy"), client, store=store, poll=FAST, **options
         )
@@ -99,7 +107,9 @@ def test_an_interrupted_wait_resumes_the_same_batch(tmp_path: Path) -> None:
     store = tmp_path / "resume.sqlite"
     config = SimulatorConfig(oracle=ORACLE, batch_polls_to_complete=6)
     with run_simulator(config) as sim:
-        client = OpenAIJudge("sim-judge", base_url=sim.base_url, api_key="sk-test")
+        client = OpenAIJudge(
+            "sim-judge", base_url=sim.base_url, api_key="sk-test", endpoint=SIM_ENDPOINT
+        )
         rubric = load_rubric("riddle_accuracy")
         impatient = PollPolicy(initial_s=0.01, factor=1.0, max_interval_s=0.01, timeout_s=0.015)
         with pytest.raises(TimeoutError, match="rerun with the same inputs"):
@@ -116,7 +126,9 @@ def test_an_interrupted_wait_resumes_the_same_batch(tmp_path: Path) -> None:
 def test_failed_lines_are_retried_then_recorded_as_errors(tmp_path: Path) -> None:
     flaky = SimulatorConfig(oracle=ORACLE, error_500_rate=0.5, seed=8, batch_delay_s=0.0)
     with run_simulator(flaky) as sim:
-        client = OpenAIJudge("sim-judge", base_url=sim.base_url, api_key="sk-test")
+        client = OpenAIJudge(
+            "sim-judge", base_url=sim.base_url, api_key="sk-test", endpoint=SIM_ENDPOINT
+        )
         table = batch_judge(
             ITEMS,
             load_rubric("riddle_accuracy"),

@@ -31,7 +31,8 @@ items = [
     Item(str(i), {"Question": f"Riddle {i}?", "Answer": f"Answer {i}", "Ref_Answer": f"Ref {i}"})
     for i in range(1, int(n_items) + 1)
 ]
-client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator")
+client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator",
+                     endpoint="judgekit-simulator")
 table = judge(items, load_rubric("riddle_accuracy"), client, batch_size=2, store=store_path,
               progress=False, structured=False, mode="conversation")
 table.to_parquet(out_path)
@@ -90,7 +91,9 @@ def test_sigkilled_conversation_resumes_where_it_stopped(tmp_path) -> None:
     assert answered_at_kill < resumed["request_hash"].nunique()  # killed mid-way
 
     with run_simulator(SIM) as sim:
-        client = OpenAIJudge("sim-judge", base_url=sim.base_url, provider="simulator")
+        client = OpenAIJudge(
+            "sim-judge", base_url=sim.base_url, provider="simulator", endpoint="judgekit-simulator"
+        )  # the same endpoint identity as the job's, on another port
         reference = judge(
             [
                 Item(

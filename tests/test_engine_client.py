@@ -10,12 +10,18 @@ import jsonschema
 import pytest
 
 from judgekit.engine import JudgeCallError, MissingAPIKeyError, OpenAIJudge, get_provider
-from judgekit.engine.client import retry_after_seconds
-from judgekit.engine.limits import AdaptiveThrottle
+from judgekit.engine.limits import (
+    AdaptiveThrottle,
+    SlidingWindow,
+    Ticket,
+    announced_cooldown_s,
+    parse_duration_s,
+    retry_after_seconds,
+)
 from judgekit.engine.providers import PROVIDERS, structured_options
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.types import ChatRequest, Item
+from judgekit.types import ChatRequest, Item, UsageError
 
 RUBRIC = load_rubric("extent_rating")
 
@@ -84,9 +90,9 @@ def test_dropped_connections_and_timeouts_are_retried(fault: dict) -> None:
     assert all('"rating"' in r.text for r in replies)
 
 
-def test_429_retry_after_is_honoured() -> None:
-    # One request per 1.5 s window: the second call is refused with Retry-After and must wait
-    # for it rather than for its own (tiny) backoff, so it succeeds on its second attempt.
+def test_an_announced_spent_budget_is_waited_out_without_a_429() -> None:
+    # One request per 1.5 s window: the first reply says x-ratelimit-remaining-requests: 0 and
+    # when the window frees, so the second call waits for that instead of earning a 429.
     config = SimulatorConfig(rate_limit_rpm=1, rate_window_s=1.5)
     with run_simulator(config) as sim:
         judge = _judge(sim.base_url, max_retries=3)
@@ -100,11 +106,26 @@ def test_429_retry_after_is_honoured() -> None:
 
         first, second, waited = asyncio.run(two_calls())
         outcomes = [entry.outcome for entry in sim.requests]
-    assert outcomes == ["ok", "rate_limited", "ok"]
-    assert first.http_attempts == 1 and second.http_attempts == 2
+    assert outcomes == ["ok", "ok"]
+    assert first.http_attempts == 1 and second.http_attempts == 1
     assert waited >= 1.3
-    # halved by the 429, then one success after the cooldown gives back one step
-    assert judge.throttle.rate_limited_count == 1 and judge.throttle.factor == 0.5 + 1 / 32
+    assert judge.throttle.rate_limited_count == 0
+
+
+def test_429_retry_after_is_honoured() -> None:
+    # Two calls at once against one request per 1.5 s: the second is refused with Retry-After
+    # and waits for it rather than for its own (tiny) backoff, succeeding on its 2nd attempt.
+    config = SimulatorConfig(rate_limit_rpm=1, rate_window_s=1.5)
+    with run_simulator(config) as sim:
+        judge = _judge(sim.base_url, max_retries=0)
+        started = time.monotonic()
+        replies = asyncio.run(_complete_all(judge, [_request("1"), _request("2")]))
+        waited = time.monotonic() - started
+        outcomes = [entry.outcome for entry in sim.requests]
+    assert outcomes == ["ok", "rate_limited", "ok"]
+    assert sorted(r.http_attempts for r in replies) == [1, 2]
+    assert waited >= 1.3
+    assert judge.throttle.rate_limited_count == 1
 
 
 def test_retry_after_header_forms() -> None:
@@ -114,32 +135,96 @@ def test_retry_after_header_forms() -> None:
     assert retry_after_seconds({}) is None
 
 
-def test_adaptive_throttle_halves_once_per_wave_and_recovers() -> None:
-    throttle = AdaptiveThrottle(8, cut_cooldown_s=0.05, recovery_step=0.25)
-    throttle.on_rate_limited()
-    throttle.on_rate_limited()  # same wave: no second cut
-    assert throttle.factor == 0.5 and throttle.concurrency_limit == 4
-    throttle.on_success()  # still cooling down
-    assert throttle.factor == 0.5
-    time.sleep(0.06)
-    throttle.on_success()
-    throttle.on_success()
-    assert throttle.factor == 1.0 and throttle.concurrency_limit == 8
+def test_a_429_holds_every_worker_and_spreads_their_wake_ups() -> None:
+    # One worker's 429 starts a cooldown that every other worker sits out too; each wakes at
+    # its own jittered moment after it, never before.
+    throttle = AdaptiveThrottle(8, jitter_s=0.2, seed=1)
+
+    async def starts() -> list[float]:
+        throttle.on_rate_limited(0.3, Ticket(time.monotonic(), 10.0, 10, probe=False))
+        began = time.monotonic()
+
+        async def one() -> float:
+            async with throttle.slot(10):
+                return time.monotonic() - began
+
+        return list(await asyncio.gather(*(one() for _ in range(8))))
+
+    waits = asyncio.run(starts())
+    assert min(waits) >= 0.29  # nobody starts inside the cooldown
+    assert max(waits) - min(waits) >= 0.05  # not one burst
+    assert max(waits) < 0.3 + 0.2 + 0.1
 
 
-def test_the_token_budget_has_no_opening_burst_and_charges_big_requests_in_full() -> None:
-    # 60k tokens/min = 1k tokens/s; the bucket holds 10 s (10k tokens) and starts full, as if
-    # the last 10 s had been spent at the limit. A 3k-token request therefore waits ~3 s (an
-    # empty bucket would admit it at once, on top of the steady rate), and a 12k-token request,
-    # larger than the bucket, pays all 12k (~12 s) rather than being capped at 10k.
-    async def admit(tokens: int) -> float:
-        throttle = AdaptiveThrottle(8, tokens_per_minute=60_000)
+def test_rate_limits_do_not_use_up_retries_but_patience_ends_them() -> None:
+    # 2 requests per 1 s window and max_retries=0: every 429 is "later", not a failure, so
+    # all six calls succeed; with 0.5 s of patience the same load ends in JudgeCallError.
+    config = SimulatorConfig(rate_limit_rpm=2, rate_window_s=1.0)
+    with run_simulator(config) as sim:
+        replies = asyncio.run(
+            _complete_all(_judge(sim.base_url, max_retries=0), [_request(str(i)) for i in range(6)])
+        )
+        assert all(reply.text for reply in replies)
+        assert any(reply.http_attempts > 1 for reply in replies)
+    with run_simulator(config) as sim:
+        impatient = _judge(sim.base_url, max_retries=0, patience_s=0.5)
+        with pytest.raises(JudgeCallError, match=r"patience_s=0\.5"):
+            asyncio.run(_complete_all(impatient, [_request(str(i)) for i in range(6)]))
+
+
+def test_the_token_window_charges_big_requests_in_full() -> None:
+    # 60k tokens/min over a 1 s window = 1k tokens per window. 600 tokens start at once; the
+    # next 600 wait for the first to leave the window (~1 s); a 2.5k-token request is booked
+    # as 1k + 1k + 0.5k in three consecutive windows, so a small request after it waits ~2 s.
+    async def admit(*sizes: int) -> list[float]:
+        throttle = AdaptiveThrottle(8, tokens_per_minute=60_000, window_s=1.0)
+        started, waits = time.monotonic(), []
+        for size in sizes:
+            async with throttle.slot(size):
+                waits.append(time.monotonic() - started)
+        return waits
+
+    first, second = asyncio.run(admit(600, 600))
+    assert first < 0.05 and 1.0 <= second < 1.3
+    big, after = asyncio.run(admit(2_500, 10))
+    assert big < 0.05 and 2.0 <= after < 2.4
+
+
+def test_the_token_budget_learns_what_the_server_counts() -> None:
+    # 1k tokens per 1 s window. Our estimate says 600 tokens; the server counted 300. The
+    # booking is settled to 300 and the next estimate is scaled by the learnt 0.5, so the
+    # second request starts at once instead of waiting for the first to leave the window.
+    async def two(counted: int | None) -> float:
+        throttle = AdaptiveThrottle(8, tokens_per_minute=60_000, window_s=1.0)
         started = time.monotonic()
-        async with throttle.slot(tokens):
+        async with throttle.slot(600) as ticket:
+            throttle.on_answer(ticket, counted, None)
+        async with throttle.slot(600):
             return time.monotonic() - started
 
-    assert 2.7 <= asyncio.run(admit(3_000)) < 4.0
-    assert asyncio.run(admit(12_000)) >= 11.5
+    assert asyncio.run(two(300)) < 0.05
+    assert asyncio.run(two(None)) >= 1.0  # nothing learnt: the estimates hold
+
+
+def test_the_sliding_window_never_admits_more_than_its_capacity() -> None:
+    window = SlidingWindow(capacity=5, window_s=1.0, margin_s=0.0)
+    clock, starts = 0.0, []
+    for _ in range(40):
+        clock += window.wait_for(1, clock)
+        window.take(1, clock)
+        starts.append(clock)
+        clock += 0.013  # arrivals faster than the budget
+    for i, start in enumerate(starts):
+        assert sum(start <= other < start + 1.0 for other in starts[i:]) <= 5
+    assert starts[-1] < 8.0 + 0.1  # and it uses the budget: 40 starts in about 8 windows
+
+
+def test_announced_budgets_are_read_from_headers() -> None:
+    headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m2.5s"}
+    assert announced_cooldown_s(headers) == 62.5
+    assert announced_cooldown_s({**headers, "x-ratelimit-remaining-requests": "3"}) is None
+    assert parse_duration_s("250ms") == 0.25 and parse_duration_s("6m0s") == 360.0
+    assert parse_duration_s("soon") is None
 
 
 def test_concurrency_cap_is_respected() -> None:
@@ -153,12 +238,12 @@ def test_concurrency_cap_is_respected() -> None:
 
 def test_request_budget_paces_requests() -> None:
     with run_simulator(SimulatorConfig()) as sim:
-        judge = _judge(sim.base_url, requests_per_minute=120)  # 2 per second
+        judge = _judge(sim.base_url, requests_per_minute=120, rate_window_s=1.0)
         started = time.monotonic()
         asyncio.run(_complete_all(judge, [_request(str(i)) for i in range(4)]))
         elapsed = time.monotonic() - started
-    # 120/min = a bucket of 2 per second: two at once, then one every 0.5 s
-    assert elapsed >= 0.9
+    # 120/min over a 1 s window = 2 per window: two at once, two when they leave the window
+    assert 1.0 <= elapsed < 1.5
 
 
 def test_key_never_in_repr_or_errors(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -177,12 +262,12 @@ def test_key_never_in_repr_or_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def test_missing_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+def test_missing_key_is_a_clear_error_before_any_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "canary-openai")
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
-    judge = OpenAIJudge("gemini-2.5-flash", provider="gemini")
-    with pytest.raises(MissingAPIKeyError, match="GEMINI_API_KEY"):
-        asyncio.run(judge.complete(_request()))
+    with pytest.raises(MissingAPIKeyError, match="set GEMINI_API_KEY") as caught:
+        OpenAIJudge("gemini-2.5-flash", provider="gemini")
+    assert isinstance(caught.value, UsageError) and "\n" not in str(caught.value)
 
 
 def test_base_url_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,7 +275,7 @@ def test_base_url_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
     assert OpenAIJudge("m", api_key="x").base_url == "http://127.0.0.1:1/v1"
     assert OpenAIJudge("m", provider="ollama").base_url == "http://localhost:11434/v1"
     monkeypatch.delenv("OPENAI_BASE_URL")
-    with pytest.raises(ValueError, match="needs base_url"):
+    with pytest.raises(UsageError, match="needs a base URL"):
         OpenAIJudge("m", provider="azure", api_key="x")
     with pytest.raises(ValueError, match="unknown provider"):
         get_provider("nonesuch")
@@ -225,3 +310,47 @@ def test_llamacpp_schema_pins_one_id_per_position() -> None:
         structured_options("json_schema", schema)["response_format"]["json_schema"]["schema"]
         == schema
     )
+
+
+def test_an_unreachable_endpoint_fails_fast_naming_its_url() -> None:
+    # Nothing listens on port 9: each attempt is refused at once; after the retries the error
+    # names the URL and is fatal, since nothing ever succeeded on that endpoint.
+    judge = _judge("http://127.0.0.1:9/v1", max_retries=2)
+    started = time.monotonic()
+    with pytest.raises(JudgeCallError, match=r"endpoint http://127\.0\.0\.1:9/v1") as caught:
+        asyncio.run(judge.complete(_request()))
+    assert caught.value.fatal and caught.value.attempts == 3
+    assert time.monotonic() - started < 5
+
+
+def test_a_refused_option_is_fatal_at_once_but_one_bad_request_later_is_not() -> None:
+    with run_simulator(SimulatorConfig()) as sim:
+        judge = _judge(sim.base_url, max_retries=5)
+
+        async def calls() -> tuple[JudgeCallError, JudgeCallError]:
+            errors = []
+            for request in (_request(n=2), _request("2"), _request(n=2)):
+                try:
+                    await judge.complete(request)
+                except JudgeCallError as error:
+                    errors.append(error)
+            await judge.aclose()
+            return errors[0], errors[1]
+
+        before, after = asyncio.run(calls())
+        statuses = [entry.status_code for entry in sim.requests]
+    assert statuses == [400, 200, 400]  # a 400 is never retried
+    assert before.fatal and before.status_code == 400 and "run stops" in str(before)
+    assert not after.fatal  # the endpoint answered before: this request alone is bad
+
+
+def test_a_hung_endpoint_fails_within_its_attempts_times_the_timeout() -> None:
+    # The server never answers in time: 2 attempts x 0.5 s (+ tiny backoff), then a fatal error.
+    with run_simulator(SimulatorConfig(timeout_rate=1.0, timeout_sleep_s=30)) as sim:
+        judge = _judge(sim.base_url, max_retries=1, timeout_s=0.5)
+        started = time.monotonic()
+        with pytest.raises(JudgeCallError, match="endpoint http") as caught:
+            asyncio.run(judge.complete(_request()))
+        elapsed = time.monotonic() - started
+    assert caught.value.fatal and caught.value.attempts == 2
+    assert 1.0 <= elapsed < 2.5

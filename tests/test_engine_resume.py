@@ -31,7 +31,8 @@ items = [
     Item(str(i), {"Question": f"Riddle {i}?", "Answer": f"Answer {i}", "Ref_Answer": f"Ref {i}"})
     for i in range(1, int(n_items) + 1)
 ]
-client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator", max_concurrency=2)
+client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator", max_concurrency=2,
+                     endpoint="judgekit-simulator")
 table = judge(items, load_rubric("riddle_accuracy"), client, batch_size=2, store=store_path,
               progress=False, structured=False)
 table.to_parquet(out_path)
@@ -105,7 +106,9 @@ def test_sigkill_mid_run_then_resume(tmp_path) -> None:
 
     # The same study run uninterrupted (fresh simulator, fresh store) gives the same table.
     with run_simulator(SIM) as sim:
-        client = OpenAIJudge("sim-judge", base_url=sim.base_url, provider="simulator")
+        client = OpenAIJudge(
+            "sim-judge", base_url=sim.base_url, provider="simulator", endpoint="judgekit-simulator"
+        )  # the same endpoint identity as the job's, on another port
         reference = judge(
             _items(),
             load_rubric("riddle_accuracy"),

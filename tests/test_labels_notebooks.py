@@ -19,8 +19,8 @@ import yaml
 from judgekit import config
 from judgekit.data import read_table
 from judgekit.labels import read_labels_table, write_labels_table
-from judgekit.workflows.paper import run_parameter_set
 from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.workflows.paper import run_parameter_set
 
 pytestmark = pytest.mark.notebooks
 

@@ -253,7 +253,13 @@ def test_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
             parent.wait()
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as under `nohup make test &`
+
+
 def test_serve_local_command_stops_on_ctrl_c(tmp_path: Path) -> None:
+    # Started with SIGINT ignored, as a background job or some CI runners start it: the
+    # command must install its own handler, or Ctrl-C would never stop it.
     script = "from judgekit.workflows.clients import serve_local_command; serve_local_command()"
     command = subprocess.Popen(
         [sys.executable, "-c", script],
@@ -262,6 +268,7 @@ def test_serve_local_command_stops_on_ctrl_c(tmp_path: Path) -> None:
         text=True,
         cwd=config.ROOT,
         env={**os.environ, "JUDGEKIT_RUNS": str(tmp_path)},
+        preexec_fn=_ignore_sigint,
     )
     try:
         assert command.stdout is not None

@@ -1,11 +1,17 @@
 """The judging engine: endpoint presets, a retrying client, a response store and ``judge()``."""
 
-from judgekit.engine.client import JudgeCallError, MissingAPIKeyError, OpenAIJudge
+from judgekit.engine.client import JudgeCallError, OpenAIJudge
 from judgekit.engine.conversation import ContextBudgetError
 from judgekit.engine.options import JudgeOptions
 from judgekit.engine.ordering import order_items, position_spread
 from judgekit.engine.plan import RunPlan
-from judgekit.engine.providers import GENERIC, PROVIDERS, ProviderPreset, get_provider
+from judgekit.engine.providers import (
+    GENERIC,
+    PROVIDERS,
+    MissingAPIKeyError,
+    ProviderPreset,
+    get_provider,
+)
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
 from judgekit.engine.runner import MODES, ajudge, judge, preview, register_mode
 from judgekit.engine.session import JudgeSession, JudgeSettings, OfflineStoreMissError

@@ -26,7 +26,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
@@ -40,12 +39,12 @@ from openai.types import Batch as SDKBatch
 from openai.types.chat import ChatCompletion
 
 from judgekit.data.atomic import atomic_write_text
-from judgekit.engine.client import _top_logprobs, _usage
+from judgekit.engine.client import OpenAIJudge, _top_logprobs, _usage
 from judgekit.engine.rows import judge_items
 from judgekit.engine.runner import RunPlan, ajudge, blocking, register_mode
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.store import RequestKey, ResponseStore
-from judgekit.types import ChatReply, ChatRequest, Item, JudgeClient, Rubric
+from judgekit.types import ChatReply, ChatRequest, Item, JudgeClient, Rubric, UsageError
 
 logger = logging.getLogger(__name__)
 
@@ -109,12 +108,12 @@ class _CollectingSession(JudgeSession):
     async def call_or_replay(self, key: RequestKey) -> CallOutcome:
         """Replay a stored reply; otherwise note the request and report it as deferred."""
         request_hash = key.hash
-        stored = self.store.lookup(request_hash) if self.store is not None else None
+        stored = self.stored(key)
         if stored is not None and (
             stored.reply is not None or request_hash in self.collector.give_up
         ):
             return CallOutcome(
-                request_hash,
+                stored.request_hash,
                 stored.reply,
                 stored.error,
                 replayed=True,
@@ -339,17 +338,12 @@ def record_results(
 
 
 def _sdk_for(client: JudgeClient, api_key: str | None) -> openai.AsyncOpenAI:
-    base_url = getattr(client, "base_url", None)
-    if base_url is None:
-        raise ValueError("pass sdk=openai.AsyncOpenAI(...) for a client without base_url")
-    preset = getattr(client, "preset", None)
-    key = (
-        api_key
-        or (os.environ.get(preset.api_key_env) if preset is not None else None)
-        or os.environ.get("OPENAI_API_KEY")
-        or "not-needed"
-    )
-    return openai.AsyncOpenAI(base_url=base_url, api_key=key)
+    """The files/batches client of ``client``'s endpoint, with the given key or its own."""
+    if not isinstance(client, OpenAIJudge):
+        raise UsageError("pass sdk=openai.AsyncOpenAI(...) for a client that is not OpenAIJudge")
+    if api_key:
+        return openai.AsyncOpenAI(base_url=client.base_url, api_key=api_key)
+    return client.new_sdk()
 
 
 async def abatch_judge(

@@ -1,36 +1,57 @@
 """An OpenAI-compatible judge client with its own bounded, rate-aware retries.
 
 :class:`OpenAIJudge` implements :class:`judgekit.types.JudgeClient` on ``openai.AsyncOpenAI``
-with the SDK's retries switched off: every attempt goes through an :class:`AdaptiveThrottle`,
-retryable failures (429, 408, 409, 5xx, timeouts, dropped connections, malformed bodies) are
-retried with exponential backoff and full jitter, and a server's ``retry-after-ms`` /
-``Retry-After`` is honoured. The API key is held in memory only: it is never logged, written,
-or shown by ``repr``, and it is masked out of any error text.
+with the SDK's retries switched off: every attempt goes through an :class:`AdaptiveThrottle`.
+
+* A 429 ("later") starts the throttle's shared cooldown and is retried without counting as a
+  retry; only the call's total time under rate limiting is bounded (``patience_s``). A 429 that
+  says the quota is spent (``insufficient_quota``) is final.
+* Other transient failures (408, 409, 5xx, timeouts, dropped connections, malformed bodies)
+  are retried ``max_retries`` times with exponential backoff and full jitter, honouring a
+  server's ``retry-after-ms`` / ``Retry-After``.
+* 401/403/404 end the whole run at once; so does a 400 or an unreachable endpoint before any
+  request has succeeded (a wrong URL or an option the endpoint refuses, not one bad request).
+
+Defaults, for a judging job: 60 s per attempt (10 s to connect), 4 retries, 15 min of patience
+under rate limits. A hung endpoint therefore fails after at most 5 x 60 s plus about 15 s of
+backoff; an unreachable one after about 15 s.
+
+The API key is held in memory only: it is never logged, written, or shown by ``repr``, and it
+is masked out of any error text. Which key goes to which endpoint is decided in
+:func:`judgekit.engine.providers.resolve_api_key`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import re
 import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
 
-from judgekit.engine.limits import AdaptiveThrottle
-from judgekit.engine.providers import ProviderPreset, get_provider
+from judgekit.engine.limits import (
+    DEFAULT_WINDOW_S,
+    AdaptiveThrottle,
+    announced_cooldown_s,
+    retry_after_seconds,
+)
+from judgekit.engine.providers import (
+    PLACEHOLDER_KEY,
+    ProviderPreset,
+    endpoint_id,
+    get_provider,
+    resolve_api_key,
+    resolve_base_url,
+)
 from judgekit.engine.tokens import estimate_message_tokens
 from judgekit.types import ChatReply, ChatRequest, StructuredMode, TopLogprobs, Usage
 
 logger = logging.getLogger(__name__)
 
-#: Key used for local servers that accept anything (not a secret).
-PLACEHOLDER_KEY = "not-needed"
 _KEY_PATTERN = re.compile(r"\b(sk|key|pk)-[A-Za-z0-9_*.\-]{3,}")
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _FATAL_STATUS = frozenset({401, 403, 404})
@@ -53,10 +74,6 @@ class _SecretKey:
 
     def __reduce__(self) -> Any:
         raise TypeError("API keys are never pickled; pass the key through the environment")
-
-
-class MissingAPIKeyError(ValueError):
-    """No API key was given or found in the environment."""
 
 
 class JudgeCallError(RuntimeError):
@@ -87,27 +104,7 @@ class _Failure:
     retry_after_s: float | None = None
     rate_limited: bool = False
     fatal: bool = False
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """Seconds a server asked us to wait (``retry-after-ms`` first, then ``Retry-After``)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
+    unreachable: bool = False  # a 400, or no HTTP answer at all: fatal before any success
 
 
 def _top_logprobs(choice: Any) -> TopLogprobs | None:
@@ -148,19 +145,28 @@ class OpenAIJudge:
 
     Args:
         model: Model (or deployment) name, recorded next to every score.
-        base_url: Endpoint; defaults to ``OPENAI_BASE_URL`` or the provider's URL.
-        api_key: Key; defaults to the provider's environment variable, then ``OPENAI_API_KEY``.
+        base_url: Endpoint; defaults to the provider's URL (``OPENAI_BASE_URL`` for the
+            ``openai`` and ``generic`` presets and presets without a URL).
+        api_key: Key; defaults to the preset's own environment variable only.
         provider: Preset name (see :mod:`judgekit.engine.providers`); ``None`` means OpenAI.
-        max_concurrency: Requests in flight at full speed.
-        requests_per_minute: Client-side request budget (``None`` = unlimited).
+        max_concurrency: Requests in flight.
+        requests_per_minute: Client-side request budget (``None`` = learn from the server).
         tokens_per_minute: Client-side token budget, charged with estimated tokens.
-        max_retries: Retries after the first attempt.
-        timeout_s: Per-attempt HTTP timeout.
+        rate_window_s: Window over which the budgets are enforced (see
+            :mod:`judgekit.engine.limits`); the provider's own window, or a divisor of it.
+        max_retries: Retries of transient failures (429s are not counted, see ``patience_s``).
+        timeout_s: Per-attempt HTTP timeout (connecting gets at most 10 s of it).
+        patience_s: Longest a call keeps waiting under rate limits (and the longest
+            ``Retry-After`` it accepts) before it fails.
         backoff_base_s: First backoff ceiling; doubles per retry (full jitter below it).
         backoff_max_s: Largest backoff ceiling.
-        max_retry_after_s: A server asking to wait longer than this ends the call.
         structured_mode: Override of the preset's structured mode.
         preset: A full preset, overriding ``provider`` (e.g. a ``dataclasses.replace`` copy).
+        endpoint: Identity of the endpoint in the store's request keys (default: the
+            normalised base URL); give a stable name for a server on a changing port.
+
+    Raises:
+        MissingAPIKeyError: A provider that needs a key has none (names the variable to set).
     """
 
     def __init__(
@@ -173,58 +179,60 @@ class OpenAIJudge:
         max_concurrency: int = 8,
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
-        max_retries: int = 6,
-        timeout_s: float = 120.0,
+        rate_window_s: float = DEFAULT_WINDOW_S,
+        max_retries: int = 4,
+        timeout_s: float = 60.0,
+        patience_s: float = 900.0,
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
-        max_retry_after_s: float = 300.0,
         structured_mode: StructuredMode | None = None,
         preset: ProviderPreset | None = None,
+        endpoint: str | None = None,
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        for label, seconds in (("timeout_s", timeout_s), ("patience_s", patience_s)):
+            if seconds <= 0:
+                raise ValueError(f"{label} must be positive, got {seconds}")
         self.preset = preset or get_provider(provider)
         self._model = model
         self._structured_mode: StructuredMode = structured_mode or self.preset.structured_mode
-        self.base_url = self._resolve_base_url(base_url)
-        self._api_key = self._resolve_key(api_key)
+        self._base_url = resolve_base_url(self.preset, base_url)
+        self._endpoint = endpoint or endpoint_id(self._base_url)
+        self._api_key = _SecretKey(resolve_api_key(self.preset, api_key))
         self.max_retries = max_retries
         self.timeout_s = timeout_s
+        self.patience_s = patience_s
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
-        self.max_retry_after_s = max_retry_after_s
-        self.throttle = AdaptiveThrottle(max_concurrency, requests_per_minute, tokens_per_minute)
+        self.throttle = AdaptiveThrottle(
+            max_concurrency, requests_per_minute, tokens_per_minute, window_s=rate_window_s
+        )
         self._random = random.Random()
+        self._answered_once = False
         self._sdk: openai.AsyncOpenAI | None = None
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
-
-    def _resolve_base_url(self, base_url: str | None) -> str:
-        if base_url:
-            return base_url
-        env_url = os.environ.get("OPENAI_BASE_URL")
-        generic = self.preset.name in ("openai", "generic") or self.preset.base_url is None
-        if env_url and generic:
-            return env_url
-        if self.preset.base_url:
-            return self.preset.base_url
-        raise ValueError(f"provider {self.preset.name!r} needs base_url (or OPENAI_BASE_URL)")
-
-    def _resolve_key(self, api_key: str | None) -> _SecretKey | None:
-        key = api_key or os.environ.get(self.preset.api_key_env) or os.environ.get("OPENAI_API_KEY")
-        if key:
-            return _SecretKey(key)
-        return None if self.preset.key_required else _SecretKey(PLACEHOLDER_KEY)
 
     def __repr__(self) -> str:
         return (
             f"OpenAIJudge(model={self._model!r}, provider={self.preset.name!r}, "
-            f"base_url={self.base_url!r})"
+            f"base_url={self._base_url!r})"
         )
 
     @property
     def model(self) -> str:
         """The judge model's name."""
         return self._model
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint's base URL, as requests are sent to it."""
+        return self._base_url
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint's identity in request keys (normalised base URL unless given)."""
+        return self._endpoint
 
     @property
     def structured_mode(self) -> StructuredMode:
@@ -247,24 +255,23 @@ class OpenAIJudge:
         return self.preset.max_tokens_param
 
     def _redact(self, text: str) -> str:
-        if self._api_key is not None and self._api_key.reveal() != PLACEHOLDER_KEY:
+        if self._api_key.reveal() != PLACEHOLDER_KEY:
             text = text.replace(self._api_key.reveal(), "[key]")
         return _KEY_PATTERN.sub("[key]", text)
+
+    def new_sdk(self) -> openai.AsyncOpenAI:
+        """A fresh SDK client for this endpoint and its own key (e.g. for the Batch API)."""
+        return openai.AsyncOpenAI(
+            api_key=self._api_key.reveal(),
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=openai.Timeout(self.timeout_s, connect=min(10.0, self.timeout_s)),
+        )
 
     def _client(self) -> openai.AsyncOpenAI:
         loop = asyncio.get_running_loop()
         if self._sdk is None or self._sdk_loop is not loop:
-            if self._api_key is None:
-                raise MissingAPIKeyError(
-                    f"no API key for provider {self.preset.name!r}: set "
-                    f"{self.preset.api_key_env} (or OPENAI_API_KEY) in the environment"
-                )
-            self._sdk = openai.AsyncOpenAI(
-                api_key=self._api_key.reveal(),
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=self.timeout_s,
-            )
+            self._sdk = self.new_sdk()
             self._sdk_loop = loop
         return self._sdk
 
@@ -279,16 +286,22 @@ class OpenAIJudge:
         text = self._redact(f"{type(exc).__name__}: {exc}")
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
-            retryable = status in _RETRYABLE_STATUS or status >= 500
+            spent = status == 429 and _error_code(exc) == "insufficient_quota"
+            retryable = (status in _RETRYABLE_STATUS or status >= 500) and not spent
             return _Failure(
                 text=text,
                 retryable=retryable,
                 status_code=status,
                 retry_after_s=retry_after_seconds(exc.response.headers) if retryable else None,
-                rate_limited=status == 429,
-                fatal=status in _FATAL_STATUS,
+                rate_limited=status == 429 and not spent,
+                fatal=status in _FATAL_STATUS or spent,
+                unreachable=status == 400,
             )
-        if isinstance(exc, openai.APIConnectionError | openai.APIResponseValidationError):
+        if isinstance(exc, openai.APIConnectionError):  # includes timeouts
+            return _Failure(
+                text=f"{text} (endpoint {self._base_url})", retryable=True, unreachable=True
+            )
+        if isinstance(exc, openai.APIResponseValidationError):
             return _Failure(text=text, retryable=True)
         if isinstance(exc, ValueError):  # a 200 whose body is not valid JSON
             return _Failure(text=f"malformed response body: {text}", retryable=True)
@@ -300,7 +313,10 @@ class OpenAIJudge:
         ceiling = min(self.backoff_max_s, self.backoff_base_s * 2 ** (retry_number - 1))
         return self._random.uniform(0, ceiling)
 
-    def _reply(self, response: Any, latency_s: float, attempts: int) -> ChatReply:
+    def _reply(self, raw: Any, latency_s: float, attempts: int) -> ChatReply:
+        response = raw.parse()
+        if not response.choices:
+            raise ValueError("reply has no choices")
         choice = response.choices[0]
         message = choice.message
         # DeepSeek and older vLLM send reasoning_content; vLLM and OpenRouter send reasoning
@@ -309,66 +325,87 @@ class OpenAIJudge:
         )
         return ChatReply(
             text=message.content or "",
-            model=str(getattr(response, "model", "") or self._model),
+            model=str(response.model or self._model),
             usage=_usage(response),
             latency_s=latency_s,
             finish_reason=choice.finish_reason,
-            request_id=getattr(response, "_request_id", None) or getattr(response, "id", None),
+            request_id=raw.headers.get("x-request-id") or response.id,
             top_logprobs=_top_logprobs(choice),
             http_attempts=attempts,
             reasoning=reasoning if isinstance(reasoning, str) else None,
             refusal=getattr(message, "refusal", None) or None,
         )
 
+    def _give_up(self, failure: _Failure, attempt: int, reason: str) -> JudgeCallError:
+        fatal = failure.fatal or (failure.unreachable and not self._answered_once)
+        if fatal and not failure.fatal:
+            reason += "; nothing has succeeded on this endpoint, so the run stops"
+        return JudgeCallError(
+            f"{self._model}: call failed after {attempt} attempt(s) ({reason}): {failure.text}",
+            attempts=attempt,
+            last_error=failure.text,
+            status_code=failure.status_code,
+            fatal=fatal,
+        )
+
     async def complete(self, request: ChatRequest) -> ChatReply:
-        """Send one chat request, retrying transient failures; see the class docstring.
+        """Send one chat request, retrying as the module docstring says.
 
         ``latency_s`` of the reply is the duration of the successful HTTP attempt.
 
         Raises:
             JudgeCallError: After the last attempt failed, or on a non-retryable error.
-            MissingAPIKeyError: If the provider needs a key and none was found.
         """
         client = self._client()
         kwargs: dict[str, Any] = dict(request.options)
         extra_body = kwargs.pop("extra_body", None)
-        estimated = estimate_message_tokens(request.messages) + int(
-            kwargs.get(self.max_tokens_param, 0) or 0
-        )
-        attempt = 0
+        output_cap = int(kwargs.get(self.max_tokens_param, 0) or 0)
+        estimated = estimate_message_tokens(request.messages) + output_cap
+        attempt = retries = 0
+        first_limited: float | None = None
         while True:
             attempt += 1
-            async with self.throttle.slot(estimated):
+            async with self.throttle.slot(estimated) as ticket:
                 started = time.perf_counter()
                 try:
-                    response = await client.chat.completions.create(
+                    raw = await client.chat.completions.with_raw_response.create(
                         model=self._model,
                         messages=list(request.messages),  # type: ignore[arg-type]
                         extra_body=extra_body,
                         **kwargs,
                     )
-                    if not getattr(response, "choices", None):
-                        raise ValueError("reply has no choices")
+                    reply = self._reply(raw, time.perf_counter() - started, attempt)
                 except Exception as exc:  # classified; unknown ones re-raised
                     failure = self._classify(exc)
+                    if failure.rate_limited:  # told inside the slot: it may be a probe
+                        self.throttle.on_rate_limited(failure.retry_after_s, ticket)
                 else:
-                    self.throttle.on_success()
-                    return self._reply(response, time.perf_counter() - started, attempt)
-            if failure.rate_limited:
-                self.throttle.on_rate_limited()
-            too_long = (failure.retry_after_s or 0.0) > self.max_retry_after_s
-            if not failure.retryable or attempt > self.max_retries or too_long:
+                    self._answered_once = True
+                    counted = reply.usage.prompt_tokens + output_cap
+                    self.throttle.on_answer(ticket, counted, announced_cooldown_s(raw.headers))
+                    return reply
+            if failure.rate_limited:  # "later": wait in the shared cooldown, not a retry
+                first_limited = first_limited or time.monotonic()
+                waited = time.monotonic() - first_limited + (failure.retry_after_s or 0.0)
+                if waited > self.patience_s:
+                    reason = f"rate limited for longer than patience_s={self.patience_s:g}"
+                    raise self._give_up(failure, attempt, reason)
+                continue
+            retries += 1
+            if not failure.retryable or retries > self.max_retries:
                 reason = "not retryable" if not failure.retryable else "gave up"
-                if too_long:
-                    reason = f"server asked to wait {failure.retry_after_s:.0f}s"
-                raise JudgeCallError(
-                    f"{self._model}: call failed after {attempt} attempt(s) ({reason}): "
-                    f"{failure.text}",
-                    attempts=attempt,
-                    last_error=failure.text,
-                    status_code=failure.status_code,
-                    fatal=failure.fatal,
-                )
-            delay = self._backoff(attempt, failure)
+                raise self._give_up(failure, attempt, reason)
+            delay = self._backoff(retries, failure)
             logger.info("attempt %d failed (%s); retrying in %.2fs", attempt, failure.text, delay)
             await asyncio.sleep(delay)
+
+
+def _error_code(exc: openai.APIStatusError) -> str | None:
+    """The ``error.code`` of an API error body, if it has one."""
+    body = exc.body
+    if isinstance(body, dict):
+        code = body.get("code")
+        if code is None and isinstance(body.get("error"), dict):
+            code = body["error"].get("code")
+        return str(code) if code is not None else None
+    return None

@@ -275,7 +275,7 @@ def planned_turns(session: JudgeSession, plan: RunPlan) -> list[tuple[ChatReques
             messages=tuple(chat.messages_with(user)), options=session.options(batch.ids, plan.run)
         )
         key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
-        stored = session.store.lookup(key.hash) if session.store is not None else None
+        stored = session.stored(key)
         if stored is not None and stored.reply is not None:
             reply = stored.reply.text
         else:

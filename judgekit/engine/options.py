@@ -137,7 +137,7 @@ class JudgeOptions:
                 f"{client.model}: this endpoint has no structured mode (structured=True)",
             ),
             (
-                self.logprobs and not getattr(client, "supports_logprobs", True),
+                self.logprobs and not client.supports_logprobs,
                 f"{client.model}: this endpoint is not assumed to return logprobs",
             ),
             (self.mode not in modes, f"unknown mode {self.mode!r}; available: {sorted(modes)}"),

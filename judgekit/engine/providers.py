@@ -16,10 +16,21 @@ Structured modes (how a JSON schema is enforced):
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
-from judgekit.types import StructuredMode
+from judgekit.types import StructuredMode, UsageError
+
+#: Key sent to local servers that accept anything (not a secret).
+PLACEHOLDER_KEY = "not-needed"
+#: The presets to which ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` belong.
+OPENAI_PRESETS = ("openai", "generic")
+
+
+class MissingAPIKeyError(UsageError):
+    """A provider that needs a key has none; the message names the variable to set."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +40,7 @@ class ProviderPreset:
     Attributes:
         name: Preset key (``"openai"``, ``"vllm"``, ...).
         base_url: Default base URL; ``None`` when it depends on the deployment.
-        api_key_env: Environment variable holding the key.
+        api_key_env: Environment variable holding the key; the only one read for it.
         key_required: False for local servers that accept any key.
         structured_mode: How a JSON schema is enforced (see module docstring).
         supports_seed: The ``seed`` option is honoured (best effort on every provider).
@@ -198,7 +209,7 @@ def get_provider(name: str | None) -> ProviderPreset:
         name: A key of :data:`PROVIDERS`, ``"generic"``, or ``None``.
 
     Raises:
-        ValueError: If the name is unknown.
+        UsageError: If the name is unknown.
     """
     if name is None:
         return PROVIDERS["openai"]
@@ -208,7 +219,58 @@ def get_provider(name: str | None) -> ProviderPreset:
         return PROVIDERS[name]
     except KeyError:
         known = ", ".join([*PROVIDERS, GENERIC.name])
-        raise ValueError(f"unknown provider {name!r}; known providers: {known}") from None
+        raise UsageError(f"unknown provider {name!r}; known providers: {known}") from None
+
+
+def resolve_base_url(preset: ProviderPreset, base_url: str | None) -> str:
+    """The URL requests go to: the given one, else ``OPENAI_BASE_URL`` or the preset's own.
+
+    ``OPENAI_BASE_URL`` applies to the OpenAI and generic presets and to presets without a URL
+    of their own (Azure, the simulator); a hosted provider's preset keeps its own URL.
+
+    Raises:
+        UsageError: If no URL is known.
+    """
+    if base_url:
+        return base_url
+    env_url = os.environ.get("OPENAI_BASE_URL")
+    if env_url and (preset.name in OPENAI_PRESETS or preset.base_url is None):
+        return env_url
+    if preset.base_url:
+        return preset.base_url
+    raise UsageError(f"provider {preset.name!r} needs a base URL: pass --base-url")
+
+
+def resolve_api_key(preset: ProviderPreset, api_key: str | None) -> str:
+    """The key for one preset: the one given, else the preset's own variable, never another's.
+
+    ``OPENAI_API_KEY`` is the openai and generic presets' own variable, so it only reaches
+    OpenAI or a base URL the user chose for those presets. A local server (``key_required``
+    false) gets :data:`PLACEHOLDER_KEY` when its variable is unset.
+
+    Raises:
+        MissingAPIKeyError: A hosted provider's variable is unset.
+    """
+    key = api_key or os.environ.get(preset.api_key_env)
+    if key:
+        return key
+    if not preset.key_required:
+        return PLACEHOLDER_KEY
+    raise MissingAPIKeyError(
+        f"no API key for provider {preset.name!r}: set {preset.api_key_env} "
+        "(keys of other providers are never sent to it)"
+    )
+
+
+def endpoint_id(base_url: str) -> str:
+    """A base URL normalised for request keys: lower-case scheme and host, no trailing slash.
+
+    ``https://API.openai.com/v1/`` and ``https://api.openai.com/v1`` are one endpoint; another
+    host, port or path is another endpoint.
+    """
+    parts = urlsplit(base_url.strip())
+    netloc = parts.netloc.lower()
+    return f"{parts.scheme.lower()}://{netloc}{parts.path.rstrip('/')}"
 
 
 def _is_strict_compatible(schema: Any) -> bool:

@@ -108,7 +108,7 @@ def _estimate(
         for request, n_items in _planned_requests(session, plan, mode):
             first_asks.append((request, n_items))
             key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
-            stored = session.store.lookup(key.hash) if session.store is not None else None
+            stored = session.stored(key)
             unsent.append(stored is None or (stored.reply is None and not session.settings.offline))
     return estimate_cost(
         first_asks,
@@ -330,9 +330,7 @@ def blocking(
             try:
                 return await run_async(*args, **kwargs)
             finally:
-                close = getattr(client, "aclose", None)
-                if close is not None:
-                    await close()
+                await client.aclose()
 
         try:
             asyncio.get_running_loop()

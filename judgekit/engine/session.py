@@ -15,7 +15,7 @@ from typing import Any
 
 from judgekit.engine.client import JudgeCallError
 from judgekit.engine.providers import structured_options
-from judgekit.engine.store import RequestKey, ResponseStore
+from judgekit.engine.store import RequestKey, ResponseStore, StoredCall
 from judgekit.types import ChatReply, ChatRequest, Item, JudgeClient, Rubric
 
 logger = logging.getLogger(__name__)
@@ -110,10 +110,10 @@ class JudgeSession:
         """Every generation option for one request, exactly as it will be sent and recorded."""
         settings = self.settings
         options: dict[str, Any] = {"temperature": settings.temperature}
-        if settings.seed is not None and getattr(self.client, "supports_seed", True):
+        if settings.seed is not None and self.client.supports_seed:
             options["seed"] = settings.seed + (run - 1 if settings.seed_per_run else 0)
         if settings.max_tokens is not None:
-            options[getattr(self.client, "max_tokens_param", "max_tokens")] = settings.max_tokens
+            options[self.client.max_tokens_param] = settings.max_tokens
         if settings.structured:
             schema = self.rubric.response_schema(item_ids)
             name = f"{self.rubric.name}_reply"[:64]
@@ -136,7 +136,7 @@ class JudgeSession:
     def request_key(
         self, request: ChatRequest, *, variant: str, run: int, attempt: int
     ) -> RequestKey:
-        """The store key of a request (model, rubric, variant, run and attempt included)."""
+        """The store key of a request (endpoint, model, rubric, variant, run and attempt)."""
         return RequestKey(
             model=self.model,
             rubric=self.rubric.name,
@@ -144,7 +144,14 @@ class JudgeSession:
             run=run,
             attempt=attempt,
             request=request,
+            endpoint=self.client.endpoint,
         )
+
+    def stored(self, key: RequestKey) -> StoredCall | None:
+        """What the store holds for ``key`` (see :meth:`ResponseStore.find`), if any."""
+        if self.store is None:
+            return None
+        return self.store.find(key, offline=self.settings.offline)
 
     async def call_or_replay(self, key: RequestKey) -> CallOutcome:
         """Answer a request from the store if it was answered before, else call the judge.
@@ -155,17 +162,17 @@ class JudgeSession:
             OfflineStoreMissError: Offline, when the store has no answer for the request.
             JudgeCallError: When the failure is fatal for the whole run (bad key, no model).
         """
-        request_hash = key.hash
-        stored = self.store.lookup(request_hash) if self.store is not None else None
+        stored = self.stored(key)
         if stored is not None and (stored.reply is not None or self.settings.offline):
             self.counters.replayed += 1
             return CallOutcome(
-                request_hash,
+                stored.request_hash,
                 stored.reply,
                 stored.error,
                 replayed=True,
                 failed_attempts=stored.failed_attempts,
             )
+        request_hash = key.hash
         if self.settings.offline:
             where = f"the store at {self.store.path}" if self.store is not None else "no store"
             raise OfflineStoreMissError(

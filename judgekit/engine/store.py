@@ -3,8 +3,16 @@
 One row per request, keyed by :attr:`RequestKey.hash`, written when the request is queued for
 sending (``pending``) and committed again the moment its reply (``ok``) or final failure
 (``error``) arrives, so a killed run pays again only for the requests that were in flight.
-The database runs in WAL mode. Nothing but the request body and the reply is stored: no keys,
-no headers, no base URL.
+The database runs in WAL mode. Nothing but the request body, the endpoint (normalised base
+URL) and the reply is stored: no keys, no headers.
+
+The key includes the endpoint: the same model name on another base URL is another request.
+Offline, the endpoint is not needed: a request is found by its endpoint-free ``base_hash``
+when the store holds it from one endpoint only. Rows written before endpoints were recorded
+(schema 1) have no endpoint and answer for any, as they always did.
+
+One process writes a store at a time (:mod:`judgekit.engine.storelock`); schema changes are
+numbered migrations (:mod:`judgekit.engine.migrations`).
 
 A store is shared beside a notebook with :meth:`ResponseStore.export` (a single SQLite file, or
 ``.jsonl.gz``) and reopened with :meth:`ResponseStore.open_readonly` for offline re-execution.
@@ -13,7 +21,6 @@ A store is shared beside a notebook with :meth:`ResponseStore.export` (a single 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import sqlite3
 import threading
@@ -23,9 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from judgekit.types import ChatReply, ChatRequest, Usage
+from judgekit.engine import storelock
+from judgekit.engine.keys import RequestKey, canonical_json
+from judgekit.engine.migrations import SCHEMA_VERSION, migrate, schema_version
+from judgekit.types import ChatReply, Usage, UsageError
 
-SCHEMA_VERSION = 1
+__all__ = ["SCHEMA_VERSION", "RequestKey", "ResponseStore", "StoredCall", "canonical_json"]
 
 _COLUMNS: tuple[str, ...] = (
     "request_hash",
@@ -50,54 +60,9 @@ _COLUMNS: tuple[str, ...] = (
     "error",
     "requested_at",
     "answered_at",
+    "endpoint",
+    "base_hash",
 )
-
-_CREATE = f"""
-CREATE TABLE IF NOT EXISTS requests (
-    request_hash TEXT PRIMARY KEY,
-    state TEXT NOT NULL CHECK (state IN ('pending', 'ok', 'error')),
-    rubric TEXT NOT NULL, variant TEXT NOT NULL, model TEXT NOT NULL,
-    run INTEGER NOT NULL, attempt INTEGER NOT NULL,
-    options TEXT NOT NULL, messages TEXT NOT NULL,
-    reply_text TEXT, reply_model TEXT,
-    prompt_tokens INTEGER, completion_tokens INTEGER, cached_tokens INTEGER,
-    latency_s REAL, finish_reason TEXT, request_id TEXT, top_logprobs TEXT,
-    http_attempts INTEGER, error TEXT, requested_at TEXT NOT NULL, answered_at TEXT
-);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');
-"""
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: the same value always gives the same text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class RequestKey:
-    """Everything that identifies one judge request."""
-
-    model: str
-    rubric: str
-    variant: str
-    run: int
-    attempt: int
-    request: ChatRequest
-
-    @property
-    def hash(self) -> str:
-        """sha256 of the canonical JSON of the key (run and attempt included)."""
-        payload = {
-            "model": self.model,
-            "messages": [dict(m) for m in self.request.messages],
-            "options": dict(self.request.options),
-            "run": self.run,
-            "variant": self.variant,
-            "rubric": self.rubric,
-            "attempt": self.attempt,
-        }
-        return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -132,14 +97,24 @@ class ResponseStore:
             self._db = _readonly_connection
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_CREATE)
+        storelock.acquire(self.path)
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            migrate(self._db, self.path)
+        except sqlite3.DatabaseError as exc:
+            storelock.release(self.path)
+            raise UsageError(f"{self.path}: not a usable response store ({exc})") from None
+        except BaseException:
+            storelock.release(self.path)
+            raise
 
     @classmethod
     def open_readonly(cls, path: str | Path) -> ResponseStore:
         """Open a store (SQLite or exported ``.jsonl.gz``) that will never be written.
+
+        A store of an older schema is migrated in a private in-memory copy.
 
         Raises:
             FileNotFoundError: If ``path`` does not exist.
@@ -149,11 +124,22 @@ class ResponseStore:
             raise FileNotFoundError(f"response store not found: {source}")
         if source.name.endswith(".jsonl.gz"):
             memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-            memory.executescript(_CREATE)
+            migrate(memory, source)
             _insert_rows(memory, _read_jsonl(source))
             return cls(source, _readonly_connection=memory)
         uri = f"{source.resolve().as_uri()}?mode=ro"
         connection = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        try:
+            outdated = schema_version(connection) < SCHEMA_VERSION
+        except sqlite3.DatabaseError as exc:
+            connection.close()
+            raise UsageError(f"{source}: not a usable response store ({exc})") from None
+        if outdated:
+            memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+            connection.backup(memory)
+            connection.close()
+            migrate(memory, source)
+            connection = memory
         return cls(source, _readonly_connection=connection)
 
     def __repr__(self) -> str:
@@ -166,11 +152,13 @@ class ResponseStore:
         self.close()
 
     def close(self) -> None:
-        """Checkpoint the WAL into the main file and close the connection."""
+        """Checkpoint the WAL into the main file, close the connection and release the lock."""
         with self._lock:
             if not self.readonly:
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
+        if not self.readonly:
+            storelock.release(self.path)
 
     def _write(self, sql: str, params: Sequence[Any]) -> None:
         if self.readonly:
@@ -183,7 +171,8 @@ class ResponseStore:
         request_hash = key.hash
         self._write(
             "INSERT INTO requests (request_hash, state, rubric, variant, model, run, attempt,"
-            " options, messages, requested_at) VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)"
+            " options, messages, requested_at, endpoint, base_hash)"
+            " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(request_hash) DO UPDATE SET state='pending', error=NULL,"
             " requested_at=excluded.requested_at WHERE state != 'ok'",
             (
@@ -196,6 +185,8 @@ class ResponseStore:
                 canonical_json(dict(key.request.options)),
                 canonical_json([dict(m) for m in key.request.messages]),
                 _now(),
+                key.endpoint,
+                key.base_hash,
             ),
         )
         return request_hash
@@ -235,29 +226,39 @@ class ResponseStore:
         """The finished call with this hash, or ``None`` if it was never answered."""
         with self._lock:
             row = self._db.execute(
-                "SELECT state, reply_text, reply_model, prompt_tokens, completion_tokens,"
-                " cached_tokens, latency_s, finish_reason, request_id, top_logprobs,"
-                " http_attempts, error FROM requests WHERE request_hash=?",
-                (request_hash,),
+                f"SELECT {_CALL_COLUMNS} FROM requests WHERE request_hash=?", (request_hash,)
             ).fetchone()
-        if row is None or row[0] == "pending":
-            return None
-        if row[0] == "error":
-            return StoredCall(request_hash, None, row[11], failed_attempts=row[10] or 0)
-        logprobs = None
-        if row[9] is not None:
-            logprobs = tuple(tuple((tok, lp) for tok, lp in step) for step in json.loads(row[9]))
-        reply = ChatReply(
-            text=row[1],
-            model=row[2],
-            usage=Usage(row[3] or 0, row[4] or 0, row[5] or 0),
-            latency_s=row[6] or 0.0,
-            finish_reason=row[7],
-            request_id=row[8],
-            top_logprobs=logprobs,
-            http_attempts=row[10] or 1,
-        )
-        return StoredCall(request_hash, reply, None)
+        return None if row is None else _stored_call(row)
+
+    def find(self, key: RequestKey, *, offline: bool = False) -> StoredCall | None:
+        """The finished call answering ``key``, or ``None``.
+
+        Tried in order: the exact key (endpoint included); a row recorded before endpoints were
+        (schema 1), which answers for any endpoint; offline only, the one endpoint this request
+        was recorded from, whatever the client's base URL now is.
+
+        Raises:
+            UsageError: Offline, when the request was recorded from several endpoints.
+        """
+        exact = self.lookup(key.hash)
+        if exact is not None or not key.endpoint:
+            return exact
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_CALL_COLUMNS}, endpoint FROM requests WHERE base_hash=?"
+                " AND state != 'pending' ORDER BY endpoint",
+                (key.base_hash,),
+            ).fetchall()
+        legacy = [row for row in rows if row[-1] == ""]
+        if legacy or not offline or not rows:
+            return _stored_call(legacy[0][:-1]) if legacy else None
+        endpoints = sorted({row[-1] for row in rows})
+        if len(endpoints) > 1:
+            raise UsageError(
+                f"{self.path}: this request was answered by {len(endpoints)} endpoints "
+                f"({', '.join(endpoints)}); pass the base URL of the one to replay"
+            )
+        return _stored_call(rows[0][:-1])
 
     def counts(self) -> dict[str, int]:
         """Number of requests per state (``pending``, ``ok``, ``error``)."""
@@ -318,6 +319,35 @@ class ResponseStore:
             return self._db.total_changes - before
 
 
+_CALL_COLUMNS = (
+    "request_hash, state, reply_text, reply_model, prompt_tokens, completion_tokens,"
+    " cached_tokens, latency_s, finish_reason, request_id, top_logprobs, http_attempts, error"
+)
+
+
+def _stored_call(row: Sequence[Any]) -> StoredCall | None:
+    """A row of :data:`_CALL_COLUMNS` as a finished call (``None`` while pending)."""
+    request_hash, state = row[0], row[1]
+    if state == "pending":
+        return None
+    if state == "error":
+        return StoredCall(request_hash, None, row[12], failed_attempts=row[11] or 0)
+    logprobs = None
+    if row[10] is not None:
+        logprobs = tuple(tuple((tok, lp) for tok, lp in step) for step in json.loads(row[10]))
+    reply = ChatReply(
+        text=row[2],
+        model=row[3],
+        usage=Usage(row[4] or 0, row[5] or 0, row[6] or 0),
+        latency_s=row[7] or 0.0,
+        finish_reason=row[8],
+        request_id=row[9],
+        top_logprobs=logprobs,
+        http_attempts=row[11] or 1,
+    )
+    return StoredCall(request_hash, reply, None)
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
     with gzip.open(path, "rt", encoding="utf-8") as handle:
@@ -338,6 +368,13 @@ def _insert_rows(db: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> N
         f"INSERT INTO requests ({', '.join(_COLUMNS)}) VALUES ({placeholders})"
         f" ON CONFLICT(request_hash) DO UPDATE SET {updates}"
         " WHERE requests.state != 'ok' AND excluded.state = 'ok'",
-        [tuple(row.get(column) for column in _COLUMNS) for row in rows],
+        [tuple(_with_endpoint(row).get(column) for column in _COLUMNS) for row in rows],
     )
     db.execute("COMMIT")
+
+
+def _with_endpoint(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A row exported before schema 2 gets the values migration 2 gives stored rows."""
+    if row.get("base_hash") is not None:
+        return row
+    return {**row, "endpoint": row.get("endpoint") or "", "base_hash": row["request_hash"]}

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from judgekit.config import stop_on_signals
 from judgekit.simulator.config import SimulatorConfig, load_config
 from judgekit.simulator.server import run_simulator
 
@@ -27,13 +28,13 @@ def serve(
     if port is not None:
         config = dataclasses.replace(config, port=port)
     stop = stop or threading.Event()
-    with run_simulator(config) as handle:
-        print(
-            "judgekit simulator (not a judge: scores come from an oracle or a hash) at "
-            f"{handle.base_url}",
-            flush=True,
-        )
-        try:
+    with stop_on_signals(), run_simulator(config) as handle:
+        try:  # a Ctrl-C right after the address is printed must stop cleanly too
+            print(
+                "judgekit simulator (not a judge: scores come from an oracle or a hash) at "
+                f"{handle.base_url}",
+                flush=True,
+            )
             while not stop.wait(0.5):
                 pass
         except KeyboardInterrupt:

@@ -52,7 +52,8 @@ class SimulatorConfig:
         latency_s: Base delay before every answer.
         latency_jitter_s: Extra delay, uniform in ``[0, latency_jitter_s)``, hashed per request.
         rate_limit_rpm: Requests allowed per ``rate_window_s`` (None = unlimited); beyond it the
-            server answers 429 with ``Retry-After``.
+            server answers 429 with ``Retry-After``. Every reply carries OpenAI's
+            ``x-ratelimit-limit/remaining/reset-requests`` (and ``-tokens``) headers.
         rate_limit_tpm: Tokens (estimated prompt tokens + ``max_tokens``) allowed per window.
         rate_window_s: Length of the sliding rate-limit window (60 s like the real API).
         error_500_rate: Chance of an HTTP 500 answer.

@@ -266,7 +266,10 @@ class Simulator:
             message.update(content=None, refusal=reply.refusal)
         if reply.reasoning is not None:
             message["reasoning_content"] = reply.reasoning
-        return ChatAnswer(200, payload, {"x-request-id": payload["id"]}, delay)
+        headers = {"x-request-id": payload["id"]}
+        if source == "online":
+            headers.update(self.limiter.announce())
+        return ChatAnswer(200, payload, headers, delay)
 
     def _completion(
         self, entry: LoggedRequest, model: str, logprobs: dict[str, Any] | None
@@ -314,6 +317,7 @@ class Simulator:
             seen = self._seen[digest]
         self._record(LoggedRequest(digest, body, seen, "rate_limited", 429))
         headers = {
+            **self.limiter.announce(),
             "Retry-After": str(max(1, math.ceil(wait_s))),
             "retry-after-ms": str(max(1, math.ceil(wait_s * 1000))),
         }

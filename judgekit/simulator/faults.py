@@ -86,6 +86,26 @@ class SlidingWindowLimiter:
             self._admitted.append((now, tokens))
             return True, 0.0, ""
 
+    def announce(self) -> dict[str, str]:
+        """The ``x-ratelimit-*`` headers of the current window, as OpenAI names them.
+
+        ``remaining`` counts what the window still admits; ``reset`` is how long until the
+        oldest admitted request leaves it (when one more would fit if none were left).
+        """
+        headers: dict[str, str] = {}
+        now = time.monotonic()
+        with self._lock:
+            while self._admitted and self._admitted[0][0] <= now - self.window_s:
+                self._admitted.popleft()
+            reset = self._admitted[0][0] + self.window_s - now if self._admitted else 0.0
+            used = {"requests": len(self._admitted), "tokens": sum(t for _, t in self._admitted)}
+        for kind, cap in (("requests", self.rpm), ("tokens", self.tpm)):
+            if cap is not None:
+                headers[f"x-ratelimit-limit-{kind}"] = str(cap)
+                headers[f"x-ratelimit-remaining-{kind}"] = str(max(0, cap - used[kind]))
+                headers[f"x-ratelimit-reset-{kind}"] = f"{max(reset, 0.0):.3f}s"
+        return headers
+
     def reset(self) -> None:
         """Forget every admitted request."""
         with self._lock:

@@ -72,6 +72,18 @@ def _throughput(key: str) -> Callable[[Mapping[str, Any]], tuple[bool, str] | No
     return check
 
 
+def _request_limit(
+    key: str, floor: float
+) -> Callable[[Mapping[str, Any]], tuple[bool, str] | None]:
+    def check(m: Mapping[str, Any]) -> tuple[bool, str] | None:
+        if key not in m:
+            return None
+        value, errors = m[key], m["request_limit_error_rows"]
+        return value >= floor and errors == 0, f"{value:.3f} × limit, {errors} error rows"
+
+    return check
+
+
 def _faster(key: str) -> Callable[[Mapping[str, Any]], tuple[bool, str] | None]:
     def check(m: Mapping[str, Any]) -> tuple[bool, str] | None:
         if m.get(key) is None:
@@ -110,6 +122,16 @@ TARGETS: tuple[Target, ...] = (
         "throughput",
         "Throughput ≥ 0.95 × the limit's maximum, 0 lost rows (client given the limits)",
         _throughput("efficiency_told"),
+    ),
+    Target(
+        "throughput",
+        "30 requests / window, no latency, not told the limit: ≥ 0.9 × limit, 0 error rows",
+        _request_limit("request_limit_default", 0.9),
+    ),
+    Target(
+        "throughput",
+        "30 requests / window, no latency, told the limit: ≥ 0.95 × limit, 0 error rows",
+        _request_limit("request_limit_told", 0.95),
     ),
     Target("peers", "judgekit faster than the sequential loop", _faster("sequential_s")),
     Target("peers", "judgekit faster than inspect_ai", _faster("inspect_s")),

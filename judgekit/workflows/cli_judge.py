@@ -25,6 +25,7 @@ from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv,
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import final_verdicts
 from judgekit.engine import JudgeOptions, judge, preview
+from judgekit.engine.interrupts import interrupt_explained
 from judgekit.rubrics import load_rubric
 from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
 from judgekit.workflows.clients import (
@@ -349,13 +350,16 @@ def execute(command: JudgeCommand, out: TextIO = sys.stdout, err: TextIO = sys.s
         return
     if endpoint.remote:
         probe_endpoint(endpoint)
-    with default_judge_client(
-        endpoint.model,
-        base_url=endpoint.base_url,
-        provider=endpoint.provider,
-        log_dir=command.study,
-        notice_stream=err,
-        **endpoint.client_options(),
-    ) as client:
+    with (
+        default_judge_client(
+            endpoint.model,
+            base_url=endpoint.base_url,
+            provider=endpoint.provider,
+            log_dir=command.study,
+            notice_stream=err,
+            **endpoint.client_options(),
+        ) as client,
+        interrupt_explained(prepared.store),
+    ):
         judgments = run(prepared, client)
     finish(prepared, judgments, err)

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
 import sys
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 from judgekit.local.server import (
@@ -200,7 +197,8 @@ def local_judge_client(server: LocalJudgeServer, **client_options: Any) -> Any:
         supports_logprobs=server.settings.logprobs,
         notes="judgekit's local llama-cpp-python server (judgekit.local).",
     )
-    options = {**LOCAL_CLIENT_DEFAULTS, **client_options}
+    # The server gets a free port each time; its identity in the store's keys is the local judge.
+    options = {"endpoint": "judgekit-local", **LOCAL_CLIENT_DEFAULTS, **client_options}
     return OpenAIJudge(server.model_alias, base_url=server.base_url, preset=preset, **options)
 
 
@@ -262,10 +260,6 @@ def default_judge_client(
         yield local_judge_client(server, **client_options)
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def serve_local_command(
     port: int | None = None,
     *,
@@ -291,6 +285,8 @@ def serve_local_command(
         LocalJudgeUnavailable: If the ``local`` extra or the model is missing.
         LocalServerError: If the server fails to start or dies while serving.
     """
+    from judgekit.config import stop_on_signals
+
     stream = out or sys.stdout
     settings = LocalServerConfig(
         model_path=model_path,
@@ -300,11 +296,8 @@ def serve_local_command(
         logprobs=logprobs,
         log_dir=log_dir,
     )
-    previous_handler = None
-    if threading.current_thread() is threading.main_thread():
-        previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        with LocalJudgeServer(settings) as server:
+        with stop_on_signals(), LocalJudgeServer(settings) as server:
             print(
                 f"Local judge {local_model_label(server)} (plumbing check, not a research-grade "
                 f"judge) serving at {server.base_url}\n"
@@ -324,6 +317,3 @@ def serve_local_command(
             )
     except KeyboardInterrupt:
         print("Local judge stopped.", file=stream, flush=True)
-    finally:
-        if previous_handler is not None:
-            signal.signal(signal.SIGTERM, previous_handler)

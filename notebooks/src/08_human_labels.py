@@ -42,10 +42,10 @@ from pathlib import Path
 
 import pandas as pd
 from IPython.display import display
-from judgekit.data.tidy import final_verdicts, read_judgments
 
 from judgekit import config, plots
 from judgekit.data import read_table, write_table
+from judgekit.data.tidy import final_verdicts, read_judgments
 from judgekit.labels import (
     calibration_record,
     consensus,

@@ -1,0 +1,56 @@
+"""The identity of a judge request: what the store's rows are keyed by."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from judgekit.types import ChatRequest
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: the same value always gives the same text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class RequestKey:
+    """Everything that identifies one judge request.
+
+    Attributes:
+        endpoint: Normalised base URL of the endpoint (``""``: unknown, as in schema 1).
+    """
+
+    model: str
+    rubric: str
+    variant: str
+    run: int
+    attempt: int
+    request: ChatRequest
+    endpoint: str = ""
+
+    def _digest(self, *, with_endpoint: bool) -> str:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in self.request.messages],
+            "options": dict(self.request.options),
+            "run": self.run,
+            "variant": self.variant,
+            "rubric": self.rubric,
+            "attempt": self.attempt,
+        }
+        if with_endpoint and self.endpoint:
+            payload["endpoint"] = self.endpoint
+        return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+    @property
+    def hash(self) -> str:
+        """sha256 of the canonical JSON of the key (endpoint, run and attempt included)."""
+        return self._digest(with_endpoint=True)
+
+    @property
+    def base_hash(self) -> str:
+        """The hash without the endpoint (what schema 1 used as the whole key)."""
+        return self._digest(with_endpoint=False)
