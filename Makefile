@@ -4,7 +4,7 @@ PIP := $(PYTHON) -m pip
 # llama.cpp's native build crashes on these CPUs; build a portable one, never from a cached wheel.
 LOCAL_CMAKE_ARGS := -DGGML_NATIVE=OFF
 
-.PHONY: install install-local demo test lint typecheck pytest paper bench clean
+.PHONY: install install-local demo test lint typecheck pytest paper bench notebooks clean
 
 install:
 	$(PIP) install --quiet -e ".[dev]"
@@ -33,6 +33,12 @@ paper: install-local
 
 bench: install-local
 	$(PYTHON) -m judgekit bench
+
+# After editing notebooks/src/NN_name.py: rebuild the paired notebooks from their sources.
+notebooks:
+	touch notebooks/src/[0-9][0-9]_*.py
+	$(PYTHON) -m jupytext --sync notebooks/src/[0-9][0-9]_*.py
+	$(PYTHON) -m nbstripout notebooks/[0-9][0-9]_*.ipynb
 
 clean:
 	rm -rf runs .pytest_cache .mypy_cache .ruff_cache
