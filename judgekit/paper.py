@@ -33,6 +33,8 @@ from typing import Any
 import nbformat
 import papermill
 import yaml
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
 
 from judgekit import __version__, config
 from judgekit.data.atomic import atomic_write_text
@@ -156,6 +158,21 @@ def ensure_kernel(name: str = KERNEL_NAME) -> None:
         )
 
 
+class LocalSocketKernelManager(AsyncKernelManager):
+    """Kernel manager the notebooks run under: local sockets where the OS has them.
+
+    Over TCP, ipykernel warns at every start that its traffic is unencrypted (it is, on
+    loopback). Rather than silencing the kernel's log, on POSIX the kernel talks over Unix
+    domain sockets (``ipc`` transport) in the private Jupyter runtime folder, so no port is
+    open and the warning's cause is gone; every other kernel message stays visible. Windows
+    has no ``ipc`` transport and keeps TCP.
+    """
+
+    @default("transport")
+    def _transport_default(self) -> str:
+        return "ipc" if os.name == "posix" else "tcp"
+
+
 def _kernel_environment() -> None:
     """Let the kernel import judgekit from this checkout even when it is not pip-installed."""
     root = str(config.ROOT)
@@ -234,6 +251,7 @@ def execute(run: NotebookRun, run_dir: Path) -> Path:
             str(partial),
             parameters=run.parameters,
             kernel_name=KERNEL_NAME,
+            kernel_manager_class=LocalSocketKernelManager,
             cwd=str(run_dir),
             progress_bar=False,
         )
