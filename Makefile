@@ -4,7 +4,7 @@ PIP := $(PYTHON) -m pip
 # llama.cpp's native build crashes on these CPUs; build a portable one, never from a cached wheel.
 LOCAL_CMAKE_ARGS := -DGGML_NATIVE=OFF
 
-.PHONY: install install-local demo test lint typecheck pytest paper bench notebooks clean
+.PHONY: install install-local demo test lint typecheck pytest paper figures bench notebooks clean
 
 install:
 	$(PIP) install --quiet -e ".[dev]"
@@ -30,6 +30,10 @@ test: install-local lint typecheck pytest
 
 paper: install-local
 	$(PYTHON) -m judgekit paper
+
+# Only the committed figures of the original riddles study (notebook 06; no judge needed).
+figures: install
+	$(PYTHON) -m judgekit paper --params params/figures
 
 bench: install-local
 	$(PYTHON) -m judgekit bench
