@@ -23,8 +23,11 @@ lint:
 typecheck:
 	$(PYTHON) -m mypy judgekit
 
+# nbval runs every cell of the notebooks that need no judge (06: the shipped study data).
+JUDGE_FREE_NOTEBOOKS := notebooks/06_riddles_study_reproduced.ipynb
+
 pytest:
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest tests $(JUDGE_FREE_NOTEBOOKS) --nbval-lax --nbval-current-env
 
 test: install-local lint typecheck pytest
 

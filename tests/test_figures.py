@@ -28,7 +28,7 @@ from judgekit.paper import run_paper
 from judgekit.plots import save_figure
 
 FIGURE_PARAMS = config.PARAMS_DIR / "figures"
-STUDY_FIGURES = sorted(config.FIGURES_DIR.glob("riddles_*.*"))
+STUDY_FIGURES = sorted((config.ROOT / "figures").glob("riddles_*.*"))  # the committed ones
 BASELINE = config.ROOT / "tests/fixtures/baseline_tables"
 COMPARE = config.ROOT / "scripts/compare_tables.py"
 STREAM = re.compile(rb"stream\r?\n(.*?)\r?\nendstream", re.DOTALL)
