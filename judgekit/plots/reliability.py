@@ -73,7 +73,7 @@ def plot_paraphrase_matrix(
             annot=True,
             fmt=".2f",
             annot_kws={"fontsize": 7},
-            cbar_kws={"shrink": 0.85},
+            cbar=False,
         )
         for i, j in zip(*np.nonzero(off_diagonal & (values <= gate)), strict=True):
             # Cell (i, j) spans [j, j + 1] x [i, i + 1] in seaborn's axes.
@@ -85,7 +85,7 @@ def plot_paraphrase_matrix(
         ax.set_ylabel("")
         heading = f"{failing} of {pairs} pairs at or below {gate:g}"
         ax.set_title(f"{title}\n{heading}" if title else heading)
-        bar = ax.collections[0].colorbar
+        bar = fig.colorbar(ax.collections[0], ax=ax, shrink=0.85)
         bar.ax.axhline(gate, color=OKABE_ITO[4], linewidth=1.4)
         bar.set_label(f"Weighted kappa (gate {gate:g})")
     return fig
