@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ import nbformat
 import papermill
 import yaml
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.paths import jupyter_runtime_dir
 from traitlets import default
 
 from judgekit import __version__, config
@@ -171,6 +173,14 @@ class LocalSocketKernelManager(AsyncKernelManager):
     @default("transport")
     def _transport_default(self) -> str:
         return "ipc" if os.name == "posix" else "tcp"
+
+    def _ip_default(self) -> str:
+        """Socket path prefix: jupyter_client's default is relative, i.e. in the run folder."""
+        if self.transport != "ipc":
+            return str(super()._ip_default())
+        runtime = Path(jupyter_runtime_dir())
+        runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return str(runtime / f"kernel-{uuid.uuid4().hex[:12]}-ipc")
 
 
 def _kernel_environment() -> None:
