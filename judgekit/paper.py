@@ -175,7 +175,7 @@ class LocalSocketKernelManager(AsyncKernelManager):
         return "ipc" if os.name == "posix" else "tcp"
 
     def _ip_default(self) -> str:
-        """Socket path prefix: jupyter_client's default is relative, i.e. in the run folder."""
+        """Socket path prefix in the runtime folder (jupyter_client's is relative: the cwd)."""
         if self.transport != "ipc":
             return str(super()._ip_default())
         runtime = Path(jupyter_runtime_dir())
