@@ -4,7 +4,7 @@ PIP := $(PYTHON) -m pip
 # llama.cpp's native build crashes on these CPUs; build a portable one, never from a cached wheel.
 LOCAL_CMAKE_ARGS := -DGGML_NATIVE=OFF
 
-.PHONY: install install-local demo test lint typecheck pytest paper bench clean
+.PHONY: install install-local demo test lint typecheck pytest paper figures bench notebooks clean
 
 install:
 	$(PIP) install --quiet -e ".[dev]"
@@ -24,16 +24,29 @@ lint:
 typecheck:
 	$(PYTHON) -m mypy judgekit
 
+# nbval runs every cell of the notebooks that need no judge (06: the shipped study data).
+JUDGE_FREE_NOTEBOOKS := notebooks/06_riddles_study_reproduced.ipynb
+
 pytest:
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest tests $(JUDGE_FREE_NOTEBOOKS) --nbval-lax --nbval-current-env
 
 test: install-local lint typecheck pytest
 
 paper: install-local
 	$(PYTHON) -m judgekit paper
 
+# Only the committed figures of the original riddles study (notebook 06; no judge needed).
+figures: install
+	$(PYTHON) -m judgekit paper --params params/figures
+
 bench: install-local
 	$(PYTHON) -m judgekit bench
+
+# After editing notebooks/src/NN_name.py: rebuild the paired notebooks from their sources.
+notebooks:
+	touch notebooks/src/[0-9][0-9]_*.py
+	$(PYTHON) -m jupytext --sync notebooks/src/[0-9][0-9]_*.py
+	$(PYTHON) -m nbstripout notebooks/[0-9][0-9]_*.ipynb
 
 clean:
 	rm -rf runs .pytest_cache .mypy_cache .ruff_cache

@@ -11,10 +11,11 @@ from __future__ import annotations
 import ast
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
+import jupytext
+import jupytext.config
+import jupytext.paired_paths
 import nbformat
 import pandas as pd
 import papermill
@@ -77,10 +78,29 @@ def test_committed_notebook_is_clean_and_parameterised(path: Path) -> None:
         ast.literal_eval(spec["default"])
 
 
-def test_notebooks_match_their_sources() -> None:
-    build = config.NOTEBOOKS_DIR / "build.py"
-    done = subprocess.run([sys.executable, str(build), "--check"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+def _cells(notebook: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
+    return [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in notebook.cells]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_paired_with_its_source_and_in_sync(path: Path) -> None:
+    source = config.NOTEBOOKS_DIR / "src" / f"{path.stem}.py"
+    # jupytext itself pairs the two (notebooks/jupytext.toml), so JupyterLab edits reach src/.
+    found = jupytext.config.find_jupytext_configuration_file(str(path.parent))
+    settings = jupytext.config.load_jupytext_configuration_file(found)
+    formats = settings.default_formats(str(path)) if settings else None
+    assert formats is not None, f"{path.name} is not paired"
+    paired = {Path(p) for p, _ in jupytext.paired_paths.paired_paths(str(path), "ipynb", formats)}
+    assert source in paired
+    text_cells = _cells(jupytext.read(source))
+    assert text_cells == _cells(nbformat.read(path, as_version=4)), (
+        f"{path.name} differs from src/{source.name}: run `make notebooks`"
+    )
+
+
+def test_every_source_has_its_notebook() -> None:
+    sources = sorted((config.NOTEBOOKS_DIR / "src").glob("*.py"))
+    assert [p.stem for p in sources] == [p.stem for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("name", ["demo", "paper"])

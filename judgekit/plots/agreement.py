@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from matplotlib.figure import Figure
 
 from judgekit.plots._common import format_level, ordered_levels, require_columns, subplots
@@ -145,20 +146,22 @@ def plot_confusion_grid(
             counts = matrix.to_numpy(dtype=float)
             totals = counts.sum(axis=1, keepdims=True)
             shares = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
-            image = ax.imshow(shares, cmap="cividis", vmin=0, vmax=1, aspect="equal")
-            for (i, j), n in np.ndenumerate(counts):
-                if n:
-                    ax.text(
-                        j,
-                        i,
-                        f"{int(n)}",
-                        ha="center",
-                        va="center",
-                        fontsize=6.5,
-                        color="black" if shares[i, j] > 0.55 else "white",
-                    )
-            ax.set_xticks(range(len(level_list)), tick_labels)
-            ax.set_yticks(range(len(level_list)), tick_labels)
+            # seaborn picks each count's text colour from its cell; empty cells stay blank.
+            labels = np.where(counts > 0, counts.astype(int).astype(str), "")
+            sns.heatmap(
+                pd.DataFrame(shares, index=tick_labels, columns=tick_labels),
+                ax=ax,
+                cmap="cividis",
+                vmin=0,
+                vmax=1,
+                square=True,
+                cbar=False,
+                annot=labels,
+                fmt="",
+                annot_kws={"fontsize": 6.5},
+            )
+            image = ax.collections[0]
+            ax.tick_params(length=0, rotation=0)
             ax.set_title(str(name))
             ax.set_xlabel(rating_label)
             ax.set_ylabel(reference_label if position % cols == 0 else "")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -62,31 +63,29 @@ def plot_paraphrase_matrix(
         ax = axes[0]
         # The colour range starts at 0.4 (or lower if needed) so differences near the gate show.
         floor = min(0.4, float(np.floor(np.nanmin(values) * 10) / 10))
-        image = ax.imshow(values, cmap="cividis", vmin=floor, vmax=1.0)
-        for (i, j), v in np.ndenumerate(values):
-            if np.isnan(v):
-                continue
-            ax.text(
-                j,
-                i,
-                f"{v:.2f}",
-                ha="center",
-                va="center",
-                fontsize=7,
-                color="black" if v > floor + 0.55 * (1 - floor) else "white",
-            )
-            if i != j and v <= gate:
-                ax.add_patch(
-                    Rectangle(
-                        (j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=OKABE_ITO[4], linewidth=1.6
-                    )
-                )
-        ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
-        ax.set_yticks(range(len(names)), names)
-        ax.spines[:].set_visible(False)
+        # seaborn leaves missing pairs blank and picks each value's text colour from the cell.
+        sns.heatmap(
+            matrix,
+            ax=ax,
+            cmap="cividis",
+            vmin=floor,
+            vmax=1.0,
+            annot=True,
+            fmt=".2f",
+            annot_kws={"fontsize": 7},
+            cbar=False,
+        )
+        for i, j in zip(*np.nonzero(off_diagonal & (values <= gate)), strict=True):
+            # Cell (i, j) spans [j, j + 1] x [i, i + 1] in seaborn's axes.
+            ax.add_patch(Rectangle((j, i), 1, 1, fill=False, edgecolor=OKABE_ITO[4], linewidth=1.6))
+        ax.tick_params(length=0)
+        ax.set_xticks(ax.get_xticks(), names, rotation=30, ha="right")
+        ax.set_yticks(ax.get_yticks(), names, rotation=0)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
         heading = f"{failing} of {pairs} pairs at or below {gate:g}"
         ax.set_title(f"{title}\n{heading}" if title else heading)
-        bar = fig.colorbar(image, ax=ax, shrink=0.85)
+        bar = fig.colorbar(ax.collections[0], ax=ax, shrink=0.85)
         bar.ax.axhline(gate, color=OKABE_ITO[4], linewidth=1.4)
         bar.set_label(f"Weighted kappa (gate {gate:g})")
     return fig

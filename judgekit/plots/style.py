@@ -60,6 +60,7 @@ STYLE: dict[Any, Any] = {
     "savefig.bbox": "tight",
     "savefig.pad_inches": 0.02,
     "pdf.fonttype": 42,  # embed TrueType so text stays editable and searchable
+    "svg.hashsalt": "judgekit",  # stable SVG element ids: same figure, same file
     "ps.fonttype": 42,
     "image.cmap": "cividis",
 }

@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,6 +33,9 @@ from typing import Any
 import nbformat
 import papermill
 import yaml
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.paths import jupyter_runtime_dir
+from traitlets import default
 
 from judgekit import __version__, config
 from judgekit.data.atomic import atomic_copy, atomic_write_text
@@ -156,6 +160,29 @@ def ensure_kernel(name: str = KERNEL_NAME) -> None:
         )
 
 
+class LocalSocketKernelManager(AsyncKernelManager):
+    """Kernel manager the notebooks run under: local sockets where the OS has them.
+
+    Over TCP, ipykernel warns at every start that its traffic is unencrypted (it is, on
+    loopback). Rather than silencing the kernel's log, on POSIX the kernel talks over Unix
+    domain sockets (``ipc`` transport) in the private Jupyter runtime folder, so no port is
+    open and the warning's cause is gone; every other kernel message stays visible. Windows
+    has no ``ipc`` transport and keeps TCP.
+    """
+
+    @default("transport")
+    def _transport_default(self) -> str:
+        return "ipc" if os.name == "posix" else "tcp"
+
+    def _ip_default(self) -> str:
+        """Socket path prefix in the runtime folder (jupyter_client's is relative: the cwd)."""
+        if self.transport != "ipc":
+            return str(super()._ip_default())
+        runtime = Path(jupyter_runtime_dir())
+        runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return str(runtime / f"kernel-{uuid.uuid4().hex[:12]}-ipc")
+
+
 def _kernel_environment() -> None:
     """Let the kernel import judgekit from this checkout even when it is not pip-installed."""
     root = str(config.ROOT)
@@ -234,6 +261,7 @@ def execute(run: NotebookRun, run_dir: Path) -> Path:
             str(partial),
             parameters=run.parameters,
             kernel_name=KERNEL_NAME,
+            kernel_manager_class=LocalSocketKernelManager,
             cwd=str(run_dir),
             progress_bar=False,
         )

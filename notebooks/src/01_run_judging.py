@@ -1,7 +1,3 @@
-"""Source of notebooks/01_run_judging.ipynb (build with notebooks/build.py)."""
-# ruff: noqa: E402
-# ---
-
 # %% [markdown]
 # # Run a judge over a dataset
 #

@@ -1,7 +1,3 @@
-"""Source of notebooks/02_human_agreement.ipynb (build with notebooks/build.py)."""
-# ruff: noqa: E402
-# ---
-
 # %% [markdown]
 # # Does the judge agree with the human?
 #

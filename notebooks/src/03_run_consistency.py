@@ -1,7 +1,3 @@
-"""Source of notebooks/03_run_consistency.ipynb (build with notebooks/build.py)."""
-# ruff: noqa: E402
-# ---
-
 # %% [markdown]
 # # Does the judge agree with itself?
 #

@@ -1,7 +1,3 @@
-"""Source of notebooks/04_paraphrase_sensitivity.ipynb (build with notebooks/build.py)."""
-# ruff: noqa: E402
-# ---
-
 # %% [markdown]
 # # Does the score depend on the wording of the prompt?
 #

@@ -1,7 +1,3 @@
-"""Source of notebooks/05_distributions_and_bias.ipynb (build with notebooks/build.py)."""
-# ruff: noqa: E402
-# ---
-
 # %% [markdown]
 # # How does the judge use the scale, and is it biased?
 #

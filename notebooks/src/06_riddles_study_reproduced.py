@@ -1,7 +1,3 @@
-"""Source of notebooks/06_riddles_study_reproduced.ipynb (build with notebooks/build.py)."""
-# ruff: noqa: E402
-# ---
-
 # %% [markdown]
 # # The Hungarian riddles study, reproduced
 #

@@ -1,7 +1,3 @@
-"""Source of notebooks/07_batch_effects.ipynb (build with notebooks/build.py)."""
-# ruff: noqa: E402
-# ---
-
 # %% [markdown]
 # # Does batching change the verdicts?
 #

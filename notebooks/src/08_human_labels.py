@@ -1,7 +1,3 @@
-"""Source of notebooks/08_human_labels.ipynb (build with notebooks/build.py)."""
-# ruff: noqa: E402
-# ---
-
 # %% [markdown]
 # # Human labels: choose, label, compare, correct
 #

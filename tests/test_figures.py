@@ -1,0 +1,150 @@
+"""The committed figures of the riddles study match the code that draws them.
+
+`make figures` runs notebook 06 (parameter set ``params/figures``) and writes the original
+study's figures into ``figures/``. Here the same run goes to a temporary folder, and each
+regenerated figure is compared with the committed one by what it shows: PNG pixels and the
+decompressed PDF streams (page content, fonts), not metadata such as creation dates. The
+same run's tables are compared with the pre-redesign baseline by ``scripts/compare_tables.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import zlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+import yaml
+from judgekit.paper import run_paper
+from matplotlib.figure import Figure
+
+from judgekit import config
+from judgekit.plots import save_figure
+
+FIGURE_PARAMS = config.PARAMS_DIR / "figures"
+STUDY_FIGURES = sorted((config.ROOT / "figures").glob("riddles_*.*"))  # the committed ones
+BASELINE = config.ROOT / "tests/fixtures/baseline_tables"
+COMPARE = config.ROOT / "scripts/compare_tables.py"
+STREAM = re.compile(rb"stream\r?\n(.*?)\r?\nendstream", re.DOTALL)
+#: Largest root-mean-square pixel difference (0-255 scale) still counted as the same picture.
+PNG_RMS_TOLERANCE = 1.0
+
+
+def png_difference(expected: Path, actual: Path) -> float:
+    """Return the RMS difference of two PNGs' pixels (infinite when their sizes differ)."""
+    want, got = (255 * np.asarray(mpimg.imread(path), dtype=float) for path in (expected, actual))
+    if want.shape != got.shape:
+        return float("inf")
+    return float(np.sqrt(np.mean((want - got) ** 2)))
+
+
+def pdf_streams(path: Path) -> list[bytes]:
+    """Return a PDF's streams (page content, fonts, images), decompressed where deflated."""
+    streams = []
+    for raw in STREAM.findall(path.read_bytes()):
+        try:
+            streams.append(zlib.decompress(raw))
+        except zlib.error:
+            streams.append(raw)
+    return streams
+
+
+def same_figure(expected: Path, actual: Path) -> bool:
+    """Whether two files of one format show the same figure, metadata aside."""
+    if expected.suffix == ".png":
+        return png_difference(expected, actual) <= PNG_RMS_TOLERANCE
+    return pdf_streams(expected) == pdf_streams(actual)
+
+
+@pytest.fixture(scope="module")
+def study_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Run `make figures`' parameter set once into a temporary folder: (run, figures)."""
+    root = tmp_path_factory.mktemp("study")
+    run_dir = run_paper(FIGURE_PARAMS, root / "run", figures_dir=root / "figures")
+    return run_dir, root / "figures"
+
+
+def test_figure_parameters_are_the_papers() -> None:
+    (figure_file,) = sorted(FIGURE_PARAMS.glob("*.yaml"))
+    paper_file = config.PARAMS_DIR / "paper" / figure_file.name
+    assert yaml.safe_load(figure_file.read_text()) == yaml.safe_load(paper_file.read_text())
+
+
+@pytest.mark.notebooks
+def test_committed_study_figures_match_the_code(study_run: tuple[Path, Path]) -> None:
+    _, regenerated = study_run
+    fresh = sorted(regenerated.glob("*.*"))
+    assert [p.name for p in STUDY_FIGURES] == [p.name for p in fresh], (
+        "figures/ lacks or has extra study figures: run `make figures`"
+    )
+    assert {p.suffix for p in fresh} == {".png", ".pdf"}
+    drifted = [p.name for p in STUDY_FIGURES if not same_figure(p, regenerated / p.name)]
+    assert drifted == [], f"committed figures differ from the code, run `make figures`: {drifted}"
+
+
+@pytest.mark.notebooks
+def test_study_tables_match_the_baseline(study_run: tuple[Path, Path]) -> None:
+    run_dir, _ = study_run
+    part = "tables/riddles_study"
+    done = subprocess.run(
+        [sys.executable, str(COMPARE), str(BASELINE / "demo" / part), str(run_dir / part)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "7 of 7 tables match" in done.stdout
+
+
+def _draw(colour: str) -> Figure:
+    fig = Figure(figsize=(2, 1.5))
+    fig.add_subplot().plot([0, 1, 2], [1, 0, 2], color=colour, label="x")
+    return fig
+
+
+def test_figure_comparison_ignores_metadata_but_not_content(tmp_path: Path) -> None:
+    first, _ = save_figure(_draw("#0072B2"), "a", folder=tmp_path / "one")
+    # The same drawing saved with a timestamp and other authorship metadata.
+    dated = tmp_path / "two"
+    dated.mkdir()
+    fig = _draw("#0072B2")
+    stamp = datetime(2020, 1, 2, tzinfo=UTC)
+    fig.savefig(dated / "a.pdf", metadata={"CreationDate": stamp, "Creator": "someone else"})
+    fig.savefig(dated / "a.png", dpi=300, metadata={"Software": "other", "Comment": "t=1"})
+    changed, _ = save_figure(_draw("#D55E00"), "a", folder=tmp_path / "three")
+    for suffix in (".pdf", ".png"):
+        assert same_figure(first.with_suffix(suffix), (dated / "a").with_suffix(suffix))
+        assert not same_figure(first.with_suffix(suffix), changed.with_suffix(suffix))
+
+
+def _run_compare(baseline: Path, run: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(COMPARE), str(baseline), str(run)], capture_output=True, text=True
+    )
+
+
+def test_compare_tables_flags_drift_beyond_the_tolerance(tmp_path: Path) -> None:
+    baseline = BASELINE / "demo/tables/riddles_study"
+    run = tmp_path / "run"
+    shutil.copytree(baseline, run)
+    assert _run_compare(baseline, run).returncode == 0
+    table = run / "krippendorff_alpha.csv"
+    text = table.read_text()
+    number = re.search(r"0\.\d{6,}", text)
+    assert number is not None
+    value = float(number.group())
+    table.write_text(text.replace(number.group(), repr(value * (1 + 1e-9)), 1))
+    assert _run_compare(baseline, run).returncode == 0, "a rounding-level change is tolerated"
+    table.write_text(text.replace(number.group(), repr(value + 0.01), 1))
+    done = _run_compare(baseline, run)
+    assert done.returncode == 1
+    assert "krippendorff_alpha.csv: column" in done.stdout
+    table.unlink()
+    done = _run_compare(baseline, run)
+    assert done.returncode == 1
+    assert "krippendorff_alpha.csv: missing" in done.stdout
