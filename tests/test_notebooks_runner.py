@@ -10,7 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from judgekit import config, paper
+from judgekit import config
+from judgekit.workflows import paper
 
 
 def test_scrub_withholds_secret_names_and_values(monkeypatch: pytest.MonkeyPatch) -> None:
