@@ -2,9 +2,10 @@
 
 Every ``*.csv`` under the baseline folder must exist at the same relative path in the run
 folder, with the same columns and rows; numeric cells may differ by ``--rtol``/``--atol``
-(``numpy.isclose``; two missing values are equal), every other cell must be equal. Files only
-in the run are ignored. Exit status 0 when every table matches, 1 otherwise (one line per
-difference), 2 on a usage mistake.
+(``numpy.isclose``; two missing values are equal), every other cell must be equal. Columns that
+hold a measurement of the machine rather than a result (``--ignore``, default ``wall_time_s``)
+are not compared. Files only in the run are ignored. Exit status 0 when every table matches,
+1 otherwise (one line per difference), 2 on a usage mistake.
 
 Usage::
 
@@ -21,6 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+#: Columns that measure the machine (elapsed time), not the study: they differ on every run.
+MEASURED_COLUMNS = ("wall_time_s",)
+
 
 def read_csv(path: Path) -> pd.DataFrame:
     """Read one table, whichever of ``,`` or ``;`` separates its fields."""
@@ -28,7 +32,11 @@ def read_csv(path: Path) -> pd.DataFrame:
 
 
 def table_differences(
-    expected: pd.DataFrame, actual: pd.DataFrame, rtol: float, atol: float
+    expected: pd.DataFrame,
+    actual: pd.DataFrame,
+    rtol: float,
+    atol: float,
+    ignore: tuple[str, ...] = MEASURED_COLUMNS,
 ) -> list[str]:
     """Describe how ``actual`` differs from ``expected`` (an empty list when they match)."""
     if list(expected.columns) != list(actual.columns):
@@ -36,7 +44,7 @@ def table_differences(
     if len(expected) != len(actual):
         return [f"{len(actual)} rows instead of {len(expected)}"]
     problems = []
-    for column in expected.columns:
+    for column in (c for c in expected.columns if c not in ignore):
         want, got = expected[column], actual[column]
         if pd.api.types.is_numeric_dtype(want) and pd.api.types.is_numeric_dtype(got):
             same = np.isclose(
@@ -49,12 +57,14 @@ def table_differences(
             row = int(np.flatnonzero(~same)[0])
             problems.append(
                 f"column {column!r}: {int((~same).sum())} cell(s) differ, first in row {row}: "
-                f"{got.iloc[row]!r} instead of {want.iloc[row]!r}"
+                f"{got.tolist()[row]!r} instead of {want.tolist()[row]!r}"
             )
     return problems
 
 
-def compare_folders(baseline: Path, run: Path, rtol: float, atol: float) -> tuple[int, list[str]]:
+def compare_folders(
+    baseline: Path, run: Path, rtol: float, atol: float, ignore: tuple[str, ...] = MEASURED_COLUMNS
+) -> tuple[int, list[str]]:
     """Compare every baseline table with its namesake in ``run``; return (count, problems)."""
     tables = sorted(baseline.rglob("*.csv"))
     problems = []
@@ -64,7 +74,8 @@ def compare_folders(baseline: Path, run: Path, rtol: float, atol: float) -> tupl
         if not actual_path.is_file():
             problems.append(f"{relative}: missing from {run}")
             continue
-        found = table_differences(read_csv(expected_path), read_csv(actual_path), rtol, atol)
+        expected, actual = read_csv(expected_path), read_csv(actual_path)
+        found = table_differences(expected, actual, rtol, atol, ignore)
         problems += [f"{relative}: {problem}" for problem in found]
     return len(tables), problems
 
@@ -76,12 +87,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run", type=Path, help="run folder holding the fresh tables")
     parser.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance")
     parser.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance")
+    parser.add_argument(
+        "--ignore",
+        nargs="*",
+        default=list(MEASURED_COLUMNS),
+        help="columns not compared (measurements of the machine)",
+    )
     args = parser.parse_args(argv)
     for folder in (args.baseline, args.run):
         if not folder.is_dir():
             print(f"compare_tables: {folder} is not a folder", file=sys.stderr)
             return 2
-    count, problems = compare_folders(args.baseline, args.run, args.rtol, args.atol)
+    count, problems = compare_folders(
+        args.baseline, args.run, args.rtol, args.atol, tuple(args.ignore)
+    )
     if count == 0:
         print(f"compare_tables: no *.csv under {args.baseline}", file=sys.stderr)
         return 2

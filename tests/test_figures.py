@@ -148,3 +148,20 @@ def test_compare_tables_flags_drift_beyond_the_tolerance(tmp_path: Path) -> None
     done = _run_compare(baseline, run)
     assert done.returncode == 1
     assert "krippendorff_alpha.csv: missing" in done.stdout
+
+
+def test_compare_tables_skips_the_measured_wall_time(tmp_path: Path) -> None:
+    baseline = BASELINE / "demo/tables/batch_effects"
+    run = tmp_path / "run"
+    shutil.copytree(baseline, run)
+    table = run / "batch_size_sensitivity.csv"
+    lines = table.read_text().splitlines()
+    header = re.split("[,;]", lines[0])
+    separator = ";" if ";" in lines[0] else ","
+    cells = lines[1].split(separator)
+    cells[header.index("wall_time_s")] = "99999.0"
+    table.write_text("\n".join([lines[0], separator.join(cells), *lines[2:]]) + "\n")
+    assert _run_compare(baseline, run).returncode == 0
+    cells[header.index("n_items")] = "99999"
+    table.write_text("\n".join([lines[0], separator.join(cells), *lines[2:]]) + "\n")
+    assert _run_compare(baseline, run).returncode == 1
