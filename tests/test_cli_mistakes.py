@@ -28,7 +28,7 @@ CASES: list[tuple[str, list[str], dict[str, str], str]] = [
     ("study is a file", ["--study", "items.csv"], {}, "--study items.csv is a file"),
     ("store is a folder", ["--output", "o.csv", "--store", "."], {}, "must end in .sqlite"),
     ("corrupted store", ["--output", "o.csv", "--store", "broken.sqlite"], {},
-     "--store broken.sqlite: cannot open it"),
+     "broken.sqlite: not a usable response store"),
     ("offline without a store", ["--output", "o.csv", "--offline"], {}, "--offline answers"),
     ("unknown variant", ["--output", "o.csv", "--variant", "nope"], {}, "unknown variant(s)"),
     ("unknown mode", ["--output", "o.csv", "--mode", "nope"], {}, "unknown mode 'nope'"),

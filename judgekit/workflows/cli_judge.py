@@ -26,6 +26,7 @@ from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import final_verdicts
 from judgekit.engine import JudgeOptions, judge, preview
 from judgekit.engine.interrupts import interrupt_explained
+from judgekit.engine.storelock import lock_path
 from judgekit.rubrics import load_rubric
 from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
 from judgekit.workflows.clients import (
@@ -243,8 +244,9 @@ def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
     judgments = judge(prepared.items, prepared.rubric, client, _options(prepared))
     judgments = with_context(judgments, prepared.items)
     write_outputs(prepared, judgments)
-    if prepared.temporary_store:
+    if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
         prepared.store.unlink(missing_ok=True)
+        lock_path(prepared.store).unlink(missing_ok=True)
     return judgments
 
 
