@@ -105,7 +105,7 @@ def test_one_benchmark_rewrites_only_its_section_and_its_targets() -> None:
     assert "| old faults |" in second and "| old throughput |" not in second
     throughput = _section(second, "## throughput")
     assert "Run of 2026-02-02 00:00 UTC by `judgekit bench throughput`" in throughput
-    assert "load average 1.5 at its start, 2.5 at its end" in throughput
+    assert "load average 1.5 at its start, 2.5 at its end on " in throughput
     told = "30 requests / window, no latency, told the limit: ≥ 0.95 × limit, 0 error rows"
     default = told.replace("told the limit: ≥ 0.95", "not told the limit: ≥ 0.9")
     assert _status_of(second, told) == "met" and _status_of(second, default) == "MISSED"

@@ -175,12 +175,15 @@ def _section_of(name: str, lines: Sequence[str]) -> Section:
 
 def render_section(result: BenchResult, command: str) -> Section:
     """A benchmark's section: when and how it ran, what it is, what it printed."""
+    cores = os.cpu_count() or 1
     load = f"{result.load[0]:.1f} at its start, {result.load[1]:.1f} at its end"
+    busy = max(result.load) > cores
+    skew = " (more than its cores: other work competed, times may be longer)" if busy else ""
     lines = [
         _heading(result.name),
         "",
         f"Run of {result.started} by `{command}`; 1-minute load average {load} "
-        f"({os.cpu_count()} cores).",
+        f"on {cores} cores{skew}.",
         "",
     ]
     if (BENCH_DIR / f"bench_{result.name}.py").exists():
