@@ -57,3 +57,72 @@ def test_unknown_benchmark_is_refused_before_anything_runs(tmp_path: Path) -> No
     with pytest.raises(ValueError, match="unknown benchmark"):
         run_benchmarks(["throughput", "nonsense"], out=out)
     assert not out.exists()
+
+
+THROUGHPUT = {
+    "efficiency_told": 0.96,
+    "efficiency_default": 0.97,
+    "lost_rows": 0,
+    "request_limit_told": 0.97,
+    "request_limit_default": 0.91,
+    "request_limit_error_rows": 0,
+}
+FAULTS = {
+    "faults_lost": 0,
+    "faults_wrong": 0,
+    "faults_unexplained": 0,
+    "kill_points": 3,
+    "kill_not_identical": 0,
+    "kill_stored_rerequested": 0,
+    "kill_in_flight_repeats": 1,
+}
+
+
+def _dated(name: str, metrics: dict[str, object], table: str, started: str) -> BenchResult:
+    return BenchResult(name, table, "", 0, 3.0, metrics, started, (1.5, 2.5))
+
+
+def _section(document: str, heading: str) -> str:
+    return document.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_one_benchmark_rewrites_only_its_section_and_its_targets() -> None:
+    first = render(
+        [
+            _dated("throughput", THROUGHPUT, "| old throughput |", "2026-01-01 00:00 UTC"),
+            _dated("faults", FAULTS, "| old faults |", "2026-01-01 00:00 UTC"),
+        ],
+        {},
+    )
+    slower = {**THROUGHPUT, "request_limit_default": 0.5}
+    second = render(
+        [_dated("throughput", slower, "| new throughput |", "2026-02-02 00:00 UTC")],
+        {},
+        previous=first,
+        command="judgekit bench throughput",
+    )
+    assert _section(second, "## faults") == _section(first, "## faults")
+    assert "| old faults |" in second and "| old throughput |" not in second
+    throughput = _section(second, "## throughput")
+    assert "Run of 2026-02-02 00:00 UTC by `judgekit bench throughput`" in throughput
+    assert "load average 1.5 at its start, 2.5 at its end on " in throughput
+    told = "30 requests / window, no latency, told the limit: ≥ 0.95 × limit, 0 error rows"
+    default = told.replace("told the limit: ≥ 0.95", "not told the limit: ≥ 0.9")
+    assert _status_of(second, told) == "met" and _status_of(second, default) == "MISSED"
+    assert "0.500 × limit, 0 error rows (run of 2026-02-02 00:00 UTC)" in second
+    kill = "Kill -9 and resume: identical table, no stored reply requested again"
+    assert _status_of(second, kill) == "met"  # read from the kept section's metrics
+    assert "(run of 2026-01-01 00:00 UTC)" in second
+    assert second.index("## throughput") < second.index("## faults")  # the page's order
+
+
+def test_a_section_without_metrics_keeps_its_target_row() -> None:
+    """A page written before sections carried their metrics keeps its measured rows."""
+    kill = "Kill -9 and resume: identical table, no stored reply requested again"
+    handmade_row = f"| {kill} | 10 kill points (run of 2025) | met |"
+    previous = f"# Benchmarks\n\n## Targets\n\n{handmade_row}\n\n## faults\n\nold text\n"
+    document = render([_dated("throughput", THROUGHPUT, "| t |", "2026-03-03 00:00 UTC")], {},
+                      previous=previous)  # fmt: skip
+    assert handmade_row in document and "\n## faults\n\nold text\n" in document
+    rerun = render([_dated("faults", {}, "| f |", "2026-03-03 00:00 UTC")], {}, previous=document)
+    assert f"| {kill} | not measured | - |" in rerun  # rerun without metrics: not the old row

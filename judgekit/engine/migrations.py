@@ -10,6 +10,9 @@ file. Add a migration by appending a function to :data:`MIGRATIONS`; never edit 
 2. ``endpoint`` (normalised base URL) and ``base_hash`` (the request hash without endpoint)
    per request. Request keys now include the endpoint; rows from version 1 have
    ``endpoint = ''`` and ``base_hash = request_hash``, since their hash was endpoint-free.
+3. ``reasoning`` and ``refusal`` per reply: the provider's separate reasoning field and its
+   refusal text (content null), so a replayed refusal is read ``refused`` again and the judge's
+   reasoning is kept. Earlier rows have neither (``NULL``): their replies were stored without.
 """
 
 from __future__ import annotations
@@ -44,8 +47,17 @@ def _add_endpoint(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX requests_base_hash ON requests (base_hash)")
 
 
+def _add_reasoning_and_refusal(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE requests ADD COLUMN reasoning TEXT")
+    db.execute("ALTER TABLE requests ADD COLUMN refusal TEXT")
+
+
 #: Migration ``n`` (1-based) brings a store from version ``n - 1`` to ``n``.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_create_requests, _add_endpoint)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _create_requests,
+    _add_endpoint,
+    _add_reasoning_and_refusal,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -4,7 +4,8 @@ One row per request, keyed by :attr:`RequestKey.hash`, written when the request 
 sending (``pending``) and committed again the moment its reply (``ok``) or final failure
 (``error``) arrives, so a killed run pays again only for the requests that were in flight.
 The database runs in WAL mode. Nothing but the request body, the endpoint (normalised base
-URL) and the reply is stored: no keys, no headers.
+URL) and the reply is stored: no keys, no headers. The reply includes the provider's separate
+reasoning field and its refusal text, so an offline replay reads exactly what the run read.
 
 The key includes the endpoint: the same model name on another base URL is another request.
 Offline, the endpoint is not needed: a request is found by its endpoint-free ``base_hash``
@@ -62,6 +63,8 @@ _COLUMNS: tuple[str, ...] = (
     "answered_at",
     "endpoint",
     "base_hash",
+    "reasoning",
+    "refusal",
 )
 
 
@@ -197,7 +200,8 @@ class ResponseStore:
         self._write(
             "UPDATE requests SET state='ok', reply_text=?, reply_model=?, prompt_tokens=?,"
             " completion_tokens=?, cached_tokens=?, latency_s=?, finish_reason=?, request_id=?,"
-            " top_logprobs=?, http_attempts=?, error=NULL, answered_at=? WHERE request_hash=?",
+            " top_logprobs=?, http_attempts=?, reasoning=?, refusal=?, error=NULL, answered_at=?"
+            " WHERE request_hash=?",
             (
                 reply.text,
                 reply.model,
@@ -209,6 +213,8 @@ class ResponseStore:
                 reply.request_id,
                 logprobs,
                 reply.http_attempts,
+                reply.reasoning,
+                reply.refusal,
                 _now(),
                 request_hash,
             ),
@@ -321,7 +327,8 @@ class ResponseStore:
 
 _CALL_COLUMNS = (
     "request_hash, state, reply_text, reply_model, prompt_tokens, completion_tokens,"
-    " cached_tokens, latency_s, finish_reason, request_id, top_logprobs, http_attempts, error"
+    " cached_tokens, latency_s, finish_reason, request_id, top_logprobs, http_attempts, error,"
+    " reasoning, refusal"
 )
 
 
@@ -344,6 +351,8 @@ def _stored_call(row: Sequence[Any]) -> StoredCall | None:
         request_id=row[9],
         top_logprobs=logprobs,
         http_attempts=row[11] or 1,
+        reasoning=row[13],
+        refusal=row[14],
     )
     return StoredCall(request_hash, reply, None)
 

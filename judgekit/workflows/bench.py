@@ -1,9 +1,13 @@
-"""Run the benchmark scripts and write ``docs/benchmarks.md`` from what they print.
+"""Run the benchmark scripts and write their sections of ``docs/benchmarks.md`` from their output.
 
 Each script in ``benchmarks/`` runs in its own subprocess (``python -m benchmarks.bench_<name>``
 from the repository root) and prints markdown tables; the scripts of this module's own suite
 also write their headline numbers as JSON (``--metrics PATH``), from which the targets are
 marked met or missed. Nothing in the document is typed by hand: rerun to refresh it.
+
+The page has one section per benchmark, each ending in a hidden ``<!-- run {...} -->`` line
+with its date and metrics. Running some benchmarks rewrites only their sections and the
+targets read from them; the other sections, and their rows in the targets table, are kept.
 
 Usage: ``python3 -m judgekit.workflows.bench [name ...]`` (names: see :data:`BENCHMARKS`).
 """
@@ -19,14 +23,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from judgekit import config
 from judgekit.data.atomic import atomic_write_text
+from judgekit.workflows.bench_targets import TARGETS, Target
 
 BENCH_DIR = config.ROOT / "benchmarks"
 #: Benchmark name -> whether the script writes ``--metrics`` JSON.
@@ -53,141 +58,8 @@ class BenchResult:
     returncode: int
     seconds: float
     metrics: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class Target:
-    """A stated goal and how to read it from the metrics (None = not measured)."""
-
-    benchmark: str
-    text: str
-    check: Callable[[Mapping[str, Any]], tuple[bool, str] | None]
-
-
-def _throughput(key: str) -> Callable[[Mapping[str, Any]], tuple[bool, str] | None]:
-    def check(m: Mapping[str, Any]) -> tuple[bool, str]:
-        value, lost = m[key], m["lost_rows"]
-        return value >= 0.95 and lost == 0, f"{value:.3f} × limit, {lost} lost rows"
-
-    return check
-
-
-def _request_limit(
-    key: str, floor: float
-) -> Callable[[Mapping[str, Any]], tuple[bool, str] | None]:
-    def check(m: Mapping[str, Any]) -> tuple[bool, str] | None:
-        if key not in m:
-            return None
-        value, errors = m[key], m["request_limit_error_rows"]
-        return value >= floor and errors == 0, f"{value:.3f} × limit, {errors} error rows"
-
-    return check
-
-
-def _faster(key: str) -> Callable[[Mapping[str, Any]], tuple[bool, str] | None]:
-    def check(m: Mapping[str, Any]) -> tuple[bool, str] | None:
-        if m.get(key) is None:
-            return None
-        ratio = m[key] / m["judgekit_s"]
-        return ratio > 1.0, f"{m['judgekit_s']:.1f} s vs {m[key]:.1f} s ({ratio:.1f}× faster)"
-
-    return check
-
-
-def _tokens(rubric: str) -> Callable[[Mapping[str, Any]], tuple[bool, str] | None]:
-    def check(m: Mapping[str, Any]) -> tuple[bool, str]:
-        ratio = m["token_ratio"][rubric]
-        return ratio >= 20.0, f"{ratio:.1f}× fewer"
-
-    return check
-
-
-def _coverage(m: Mapping[str, Any]) -> tuple[bool, str]:
-    cluster = m["coverage_cluster"]
-    naive = max(m["coverage_item_bootstrap"], m["coverage_analytic"])
-    return (
-        0.92 <= cluster <= 0.97 and naive < 0.90,
-        f"cluster bootstrap {cluster:.3f}; naive {m['coverage_item_bootstrap']:.3f} (item "
-        f"bootstrap), {m['coverage_analytic']:.3f} (analytic); {m['studies']} studies",
-    )
-
-
-TARGETS: tuple[Target, ...] = (
-    Target(
-        "throughput",
-        "Throughput ≥ 0.95 × the limit's maximum, 0 lost rows (default client)",
-        _throughput("efficiency_default"),
-    ),
-    Target(
-        "throughput",
-        "Throughput ≥ 0.95 × the limit's maximum, 0 lost rows (client given the limits)",
-        _throughput("efficiency_told"),
-    ),
-    Target(
-        "throughput",
-        "30 requests / window, no latency, not told the limit: ≥ 0.9 × limit, 0 error rows",
-        _request_limit("request_limit_default", 0.9),
-    ),
-    Target(
-        "throughput",
-        "30 requests / window, no latency, told the limit: ≥ 0.95 × limit, 0 error rows",
-        _request_limit("request_limit_told", 0.95),
-    ),
-    Target("peers", "judgekit faster than the sequential loop", _faster("sequential_s")),
-    Target("peers", "judgekit faster than inspect_ai", _faster("inspect_s")),
-    Target(
-        "tokens_cache",
-        "≥ 20× fewer prompt tokens per row with 60-row batches (accuracy)",
-        _tokens("riddle_accuracy"),
-    ),
-    Target(
-        "tokens_cache",
-        "≥ 20× fewer prompt tokens per row with 60-row batches (reasoning)",
-        _tokens("riddle_reasoning"),
-    ),
-    Target(
-        "tokens_cache",
-        "0 API calls when a finished study is re-run",
-        lambda m: (
-            m["rerun_http"] == 0 and m["rerun_api_calls"] == 0,
-            f"{m['rerun_http']} HTTP requests, {m['rerun_fraction']:.3f} × first-run time",
-        ),
-    ),
-    Target(
-        "stats",
-        "Quadratic kappa, 2,000-replicate cluster bootstrap, 100,000 pairs in 10,000 clusters "
-        "< 1 s",
-        lambda m: (
-            m["cluster_kappa_s"] < 1.0,
-            f"{m['cluster_kappa_s']:.2f} s (item bootstrap {m['item_kappa_s']:.3f} s)",
-        ),
-    ),
-    Target(
-        "coverage",
-        "95 % cluster-bootstrap kappa intervals cover 92-97 % under a strong cluster effect; "
-        "naive ones < 90 %",
-        _coverage,
-    ),
-    Target(
-        "faults",
-        "No row lost and no score invented at up to 50 % faulty calls",
-        lambda m: (
-            m["faults_lost"] == 0 and m["faults_wrong"] == 0 and m["faults_unexplained"] == 0,
-            f"{m['faults_lost']} lost, {m['faults_wrong']} wrong ok scores, "
-            f"{m['faults_unexplained']} flagged rows with a score or no reason, reply or error",
-        ),
-    ),
-    Target(
-        "faults",
-        "Kill -9 and resume: identical table, no stored reply requested again",
-        lambda m: (
-            m["kill_not_identical"] == 0 and m["kill_stored_rerequested"] == 0,
-            f"{m['kill_points']} kill points: {m['kill_not_identical']} tables differ, "
-            f"{m['kill_stored_rerequested']} stored replies re-requested, "
-            f"{m['kill_in_flight_repeats']} in-flight requests paid twice",
-        ),
-    ),
-)
+    started: str = ""  # UTC minute the script started
+    load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average at its start and end
 
 
 def _docstring(name: str) -> str:
@@ -218,6 +90,8 @@ def run_script(name: str) -> BenchResult:
         if BENCHMARKS[name]:
             command += ["--metrics", str(metrics_path)]
         env = {**os.environ, "PYTHONPATH": str(config.ROOT), "TQDM_DISABLE": "1"}
+        date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        load_before = os.getloadavg()[0]
         started = time.perf_counter()
         try:
             done = subprocess.run(
@@ -230,10 +104,14 @@ def run_script(name: str) -> BenchResult:
             )
         except subprocess.TimeoutExpired:
             message = f"timed out after {SCRIPT_TIMEOUT_S:.0f} s"
-            return BenchResult(name, "", message, -1, time.perf_counter() - started, {})
+            load = (load_before, os.getloadavg()[0])
+            return BenchResult(name, "", message, -1, time.perf_counter() - started, {}, date, load)
         seconds = time.perf_counter() - started
         metrics = json.loads(metrics_path.read_text()) if metrics_path.exists() else {}
-    return BenchResult(name, done.stdout, done.stderr, done.returncode, seconds, metrics)
+    load = (load_before, os.getloadavg()[0])
+    return BenchResult(
+        name, done.stdout, done.stderr, done.returncode, seconds, metrics, date, load
+    )
 
 
 def machine_facts() -> list[str]:
@@ -252,16 +130,112 @@ def machine_facts() -> list[str]:
     ]
 
 
-def render(results: Sequence[BenchResult], skipped: Mapping[str, str]) -> str:
-    """The whole markdown document."""
-    by_name = {r.name: r for r in results}
+_RUN_MARK = "<!-- run "  # each section's machine-readable provenance: date and metrics
+
+
+@dataclass(frozen=True)
+class Section:
+    """One benchmark's part of the page: its markdown and the run it comes from."""
+
+    name: str
+    text: str
+    date: str = ""
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _heading(name: str) -> str:
+    return f"## {name.replace('_', ' ')}"
+
+
+def read_page(text: str) -> tuple[dict[str, Section], dict[str, str]]:
+    """An existing page's benchmark sections by name, and its target rows by target text."""
+    names = {_heading(name): name for name in BENCHMARKS}
+    sections: dict[str, Section] = {}
+    rows: dict[str, str] = {}
+    current: str | None = None
+    lines: list[str] = []
+    for line in [*text.splitlines(), "## end"]:
+        if line.startswith("## "):
+            if current is not None:
+                sections[current] = _section_of(current, lines)
+            current, lines = names.get(line.strip()), [line]
+        elif current is None and line.startswith("| "):
+            rows[line[2:].split(" | ", 1)[0]] = line
+        else:
+            lines.append(line)
+    return sections, rows
+
+
+def _section_of(name: str, lines: Sequence[str]) -> Section:
+    marks = [line for line in lines if line.startswith(_RUN_MARK)]
+    run = json.loads(marks[-1][len(_RUN_MARK) : -len(" -->")]) if marks else {}
+    text = "\n".join(lines).strip()
+    return Section(name, text, run.get("date", ""), run.get("metrics", {}))
+
+
+def render_section(result: BenchResult, command: str) -> Section:
+    """A benchmark's section: when and how it ran, what it is, what it printed."""
+    cores = os.cpu_count() or 1
+    load = f"{result.load[0]:.1f} at its start, {result.load[1]:.1f} at its end"
+    busy = max(result.load) > cores
+    skew = " (more than its cores: other work competed, times may be longer)" if busy else ""
+    lines = [
+        _heading(result.name),
+        "",
+        f"Run of {result.started} by `{command}`; 1-minute load average {load} "
+        f"on {cores} cores{skew}.",
+        "",
+    ]
+    if (BENCH_DIR / f"bench_{result.name}.py").exists():
+        lines += [f"Script: `benchmarks/bench_{result.name}.py` ({result.seconds:.0f} s).", ""]
+        described = _docstring(result.name)
+        lines += [described, ""] if described else []
+    lines.append(result.stdout.strip())
+    if result.returncode != 0:
+        tail = "\n".join(result.stderr.strip().splitlines()[-15:])
+        lines += ["", f"**The script failed (exit {result.returncode}):**", "", "```", tail, "```"]
+    run = {"date": result.started, "metrics": result.metrics}
+    lines += ["", f"{_RUN_MARK}{json.dumps(run, sort_keys=True)} -->"]
+    return Section(result.name, "\n".join(lines), result.started, result.metrics)
+
+
+def _target_row(target: Target, section: Section | None, kept: Mapping[str, str]) -> str:
+    """A target's row from its section's metrics; a section without any keeps the page's row."""
+    if section is None or not section.metrics:
+        return kept.get(target.text, f"| {target.text} | not measured | - |")
+    verdict = target.check(section.metrics)
+    if verdict is None:
+        return f"| {target.text} | not measured | - |"
+    met, measured = verdict
+    return f"| {target.text} | {measured} (run of {section.date}) | {'met' if met else 'MISSED'} |"
+
+
+def render(
+    results: Sequence[BenchResult],
+    skipped: Mapping[str, str],
+    previous: str = "",
+    command: str = "judgekit bench",
+) -> str:
+    """The page: ``previous`` (the page as it was) with the sections of this run replaced.
+
+    Args:
+        results: The scripts run now.
+        skipped: Benchmarks not run now -> why (their section says so).
+        previous: The existing page; its other sections and their target rows are kept.
+        command: How this run was started, stated in each section it writes.
+    """
+    sections, old_rows = read_page(previous)
+    replaced = {r.name for r in results} | set(skipped)
+    kept = {text: row for text, row in old_rows.items() if not _targets_of(replaced, text)}
+    sections.update({r.name: render_section(r, command) for r in results})
+    for name, why in skipped.items():
+        sections[name] = Section(name, f"{_heading(name)}\n\nNot run: {why}.")
     lines = [
         "# Benchmarks",
         "",
-        "Written by `python3 -m judgekit.workflows.bench` (do not edit by hand; rerun it to "
-        "refresh). "
-        "Every number below was measured in the run of "
-        f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} on this machine:",
+        "Written by `judgekit bench` (do not edit by hand). `judgekit bench NAME` reruns one "
+        "benchmark and rewrites only its section and its targets; `make bench` reruns all. "
+        "Each section states the run it comes from and the machine's load then. Machine:",
         "",
         *[f"- {fact}" for fact in machine_facts()],
         "",
@@ -273,45 +247,26 @@ def render(results: Sequence[BenchResult], skipped: Mapping[str, str]) -> str:
         "",
         "| target | measured | status |",
         "|---|---|---|",
+        *[_target_row(t, sections.get(t.benchmark), kept) for t in TARGETS],
     ]
-    for target in TARGETS:
-        result = by_name.get(target.benchmark)
-        verdict = target.check(result.metrics) if result and result.metrics else None
-        if verdict is None:
-            lines.append(f"| {target.text} | not measured | - |")
-        else:
-            met, measured = verdict
-            lines.append(f"| {target.text} | {measured} | {'met' if met else 'MISSED'} |")
-    for result in results:
-        lines += ["", f"## {result.name.replace('_', ' ')}", ""]
-        if (BENCH_DIR / f"bench_{result.name}.py").exists():
-            lines += [f"Script: `benchmarks/bench_{result.name}.py` ({result.seconds:.0f} s).", ""]
-            described = _docstring(result.name)
-            lines += [described, ""] if described else []
-        lines.append(result.stdout.strip())
-        if result.returncode != 0:
-            tail = "\n".join(result.stderr.strip().splitlines()[-15:])
-            lines += [
-                "",
-                f"**The script failed (exit {result.returncode}):**",
-                "",
-                "```",
-                tail,
-                "```",
-            ]
-    for name, why in skipped.items():
-        lines += ["", f"## {name.replace('_', ' ')}", "", f"Not run: {why}."]
+    for name in BENCHMARKS:
+        if name in sections:
+            lines += ["", sections[name].text]
     return "\n".join(lines) + "\n"
+
+
+def _targets_of(benchmarks: set[str], text: str) -> bool:
+    return any(t.text == text and t.benchmark in benchmarks for t in TARGETS)
 
 
 def run_benchmarks(
     names: Sequence[str] | None = None, out: Path = config.ROOT / "docs" / "benchmarks.md"
 ) -> Path:
-    """Run the benchmark scripts and (re)write the benchmarks document.
+    """Run benchmark scripts and update their sections of the benchmarks document.
 
     Args:
         names: Benchmarks to run (keys of :data:`BENCHMARKS`); ``None`` runs all that exist.
-        out: Where to write the markdown document.
+        out: The markdown document; its sections of benchmarks not run now are kept.
 
     Returns:
         The path written.
@@ -323,6 +278,7 @@ def run_benchmarks(
     unknown = [name for name in chosen if name not in BENCHMARKS]
     if unknown:
         raise ValueError(f"unknown benchmark(s) {unknown}; known: {list(BENCHMARKS)}")
+    previous = out.read_text(encoding="utf-8") if out.exists() else ""
     skipped: dict[str, str] = {}
     results = []
     for name in chosen:
@@ -333,7 +289,8 @@ def run_benchmarks(
             print("could not pip install inspect-ai; its column will be missing", file=sys.stderr)
         print(f"running bench_{name} ...", file=sys.stderr, flush=True)
         results.append(run_script(name))
-    return atomic_write_text(out, render(results, skipped))
+    command = "judgekit bench" + ("" if names is None else " " + " ".join(chosen))
+    return atomic_write_text(out, render(results, skipped, previous, command))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
