@@ -25,9 +25,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit import config
+from judgekit import config, plots
 from judgekit.data import DataError, Table, items_from_frame, read_frame
 from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
+from judgekit.labels.table import LABEL_TABLE_COLUMNS
 from judgekit.types import Item, Rubric, Status
 
 #: Item columns that give the analysis its context, when the items file has them.
@@ -36,17 +37,6 @@ CONTEXT_SOURCES: dict[str, str] = {
     "question": "Question",  # answers to the same question are clustered
     "answer_chars": "Answer",  # answer length in characters (length bias)
 }
-#: Columns of the long labels file the labelling tool writes (``labels.csv``).
-LONG_LABEL_COLUMNS: tuple[str, ...] = (
-    "item_id",
-    "labeller",
-    "score",
-    "status",
-    "note",
-    "labelled_at",
-    "rubric",
-    "rubric_version",
-)
 
 
 @dataclass(frozen=True)
@@ -312,7 +302,55 @@ def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
     elif folder.human_labels.is_file():
         labels, found = read_frame(folder.human_labels, required=LABEL_COLUMNS), "human_labels"
     if labels.empty and folder.long_labels.is_file():
-        long = read_frame(folder.long_labels, required=LONG_LABEL_COLUMNS, what="labels file")
+        long = read_frame(folder.long_labels, required=LABEL_TABLE_COLUMNS, what="labels file")
         labels, found = labels_from_long(long, verdicts), str(folder.long_labels)
     labels["item_id"] = labels["item_id"].astype(str)
     return Study(folder, judgments, verdicts, labels, found if len(labels) else "")
+
+
+def open_report(
+    name: str,
+    judgments_path: str = "",
+    labels_path: str = "",
+    *,
+    figures_dir: str = "",
+    output_dir: str = "",
+) -> tuple[Study, Path, Path]:
+    """The opening of a report notebook: the plot style, its study and its output folders.
+
+    Args:
+        name: The notebook's default table folder under ``config.RUNS_DIR``.
+        judgments_path: Its ``judgments_path`` parameter (empty: ``RUNS_DIR / "judging"``).
+        labels_path: Its ``labels_path`` parameter (see :func:`load_study`).
+        figures_dir: Its ``figures_dir`` parameter (see :func:`output_folders`).
+        output_dir: Its ``output_dir`` parameter (see :func:`output_folders`).
+
+    Returns:
+        The study, the figure folder and the table folder (created).
+    """
+    plots.apply_style()
+    study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
+    figures, tables = output_folders(figures_dir, output_dir, name)
+    return study, figures, tables
+
+
+def figure_notes(table: pd.DataFrame, label: Sequence[str], value: str = "estimate") -> list[str]:
+    """One line per figure of a statistics table that carries a ``note``, naming it.
+
+    The statistics say in ``note`` why a figure is undefined (NaN, e.g. a rater with one
+    constant score) or its interval not shown; a notebook prints these lines beside the table.
+
+    Args:
+        table: A tidy statistics table (``estimate``, ``note`` and the ``label`` columns).
+        label: Columns naming each figure, joined with `` · ``.
+        value: The column holding the figure the note is about.
+    """
+    if table.empty or "note" not in table.columns:
+        return []
+    noted = table[table["note"].fillna("").astype(str) != ""]
+    lines = []
+    for _, row in noted.iterrows():
+        name, note = " · ".join(str(row[c]) for c in label), str(row["note"])
+        shown = "undefined" if pd.isna(row[value]) else f"{value} {row[value]:.3g}"
+        lines.append(f"{name}: {note}" if note.startswith(shown) else f"{name}: {shown}; {note}")
+    return lines

@@ -29,7 +29,7 @@ output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "human_agree
 import pandas as pd
 from IPython.display import display
 
-from judgekit import config, plots
+from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import (
     HUMAN,
@@ -41,11 +41,11 @@ from judgekit.rubrics import load_rubric
 from judgekit.stats import Columns
 from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
 from judgekit.stats.protocol import seed004_report
-from judgekit.workflows.study import load_study, output_folders
+from judgekit.workflows.study import figure_notes, load_study, open_report
 
-plots.apply_style()
-study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
-figures, tables = output_folders(figures_dir, output_dir, "human_agreement")
+study, figures, tables = open_report(
+    "human_agreement", judgments_path, labels_path, figures_dir=figures_dir, output_dir=output_dir
+)
 verdicts, labels = study.verdicts, study.labels
 rubrics = [r for r in pd.unique(verdicts["rubric"]) if (labels["rubric"] == r).any()]
 judges = list(pd.unique(verdicts["model"]))
@@ -64,23 +64,19 @@ scales = {r: load_rubric(r).scale for r in rubrics}
 pairs = [(r, j) for r in rubrics for j in judges if shared_scored_items(long[r], [j, HUMAN]) >= 2]
 for rubric, judge in [(r, j) for r in rubrics for j in judges if (r, j) not in pairs]:
     print(f"skipped {rubric} / {judge}: fewer than two items scored by judge and human")
+resampling = {"ci": ci_method, "n_boot": n_boot, "seed": seed}
 rows = [
-    cohen_kappa(
-        long[rubric],
-        judge,
-        HUMAN,
-        scale=scales[rubric],
-        weights=weights,
-        ci=ci_method,
-        n_boot=n_boot,
-        seed=seed,
-    ).assign(rubric=rubric, kappa=label)
-    for rubric, judge in pairs
+    cohen_kappa(long[r], j, HUMAN, scale=scales[r], weights=weights, **resampling).assign(
+        rubric=r, kappa=label
+    )
+    for r, j in pairs
     for label, weights in KAPPA_WEIGHTS.items()
 ]
 kappas = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 write_table(kappas, tables / "kappa_family.csv")
 display(kappas)
+for line in figure_notes(kappas, ["rubric", "rater_a", "kappa"]):
+    print(line)
 labelled = {r: int((labels["rubric"] == r).sum()) for r in rubrics}
 for row in kappas.itertuples():
     assert row.n + row.n_dropped == labelled[row.rubric], f"{row.rubric}: pairs do not add up"
@@ -168,20 +164,13 @@ with_models = [r for r in rubrics if "answer_model" in long[r].columns]
 if len(with_models) < len(rubrics):
     print("skipped where the items file has no Model column (the model that wrote each answer)")
 rows = [
-    cohen_kappa(
-        subset,
-        judge,
-        HUMAN,
-        scale=scales[rubric],
-        weights="quadratic",
-        ci=ci_method,
-        n_boot=n_boot,
-        seed=seed,
-    ).assign(rubric=rubric, answer_model=model)
-    for rubric, judge in pairs
-    if rubric in with_models
-    for model, subset in long[rubric].groupby("answer_model")
-    if shared_scored_items(subset, [judge, HUMAN]) >= 2
+    cohen_kappa(subset, j, HUMAN, scale=scales[r], weights="quadratic", **resampling).assign(
+        rubric=r, answer_model=model
+    )
+    for r, j in pairs
+    if r in with_models
+    for model, subset in long[r].groupby("answer_model")
+    if shared_scored_items(subset, [j, HUMAN]) >= 2
 ]
 by_model = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 write_table(by_model, tables / "kappa_by_answer_model.csv")
@@ -191,17 +180,19 @@ for rubric in with_models:
     per_model = human_rows.groupby("answer_model")["item"].nunique()
     print(
         f"{rubric}: {len(per_model)} answering models with {per_model.min()}-{per_model.max()} "
-        f"of the {human_rows['item'].nunique()} labelled items each; the fewer items, the wider "
-        "the interval, and a kappa is undefined (empty) where a model's items share one score"
+        f"of the {human_rows['item'].nunique()} labelled items each"
     )
+for line in figure_notes(by_model, ["rubric", "answer_model", "rater_a"]):
+    print(line)
 
 # %% [markdown]
 # ## Seed 004's validation protocol
 #
-# Agreement with the human, the paraphrased prompts agreeing with each other (the seed asks
-# for three, each pair with kappa > 0.8), repeated runs at temperature 0 agreeing completely
-# (the seed asks for three), and scores covering the scale. A check whose data is missing (one
-# run, one variant) is reported without a verdict, never as a pass.
+# Agreement with the human, the wordings of the prompt agreeing with each other (the seed asks
+# for three paraphrase variants, each pair with kappa > 0.8), repeated runs at temperature 0
+# agreeing completely (the seed asks for three), and scores covering the scale. The line per
+# rubric below says how many wordings and runs this study actually has; a check whose data is
+# missing (one run, one variant) is reported without a verdict, never as a pass.
 
 # %%
 protocol = verdicts
@@ -212,7 +203,13 @@ for rubric in rubrics:
     chosen = protocol[protocol["rubric"] == rubric]
     paraphrases = sorted(set(chosen["variant"]) - {variant})
     runs_seen = chosen.loc[chosen["variant"] == variant, "run"].nunique()
-    print(f"{rubric}: {len(paraphrases)} paraphrased variant(s) {paraphrases}, {runs_seen} run(s)")
+    wordings, n_pairs = len(paraphrases) + 1, len(paraphrases) * (len(paraphrases) + 1) // 2
+    short = [f"{what} ({n})" for n, what in ((wordings, "wordings"), (runs_seen, "runs")) if n < 3]
+    print(
+        f"{rubric}: {wordings} wording(s) ({variant} + {paraphrases}, {n_pairs} pair(s)), "
+        f"{runs_seen} run(s) of {variant}"
+        + (f"; fewer than the seed's three: {', '.join(short)}" if short else "")
+    )
 reports = [
     seed004_report(
         rater_table(protocol, labels, rubric=rubric),

@@ -21,20 +21,22 @@ output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "run_consist
 
 # %%
 
+from functools import partial
+
 import pandas as pd
 from IPython.display import display
 
-from judgekit import config, plots
+from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
 from judgekit.stats import Columns
 from judgekit.stats.consistency import run_consistency
-from judgekit.workflows.study import load_study, output_folders
+from judgekit.workflows.study import figure_notes, open_report
 
-plots.apply_style()
-study = load_study(judgments_path or config.RUNS_DIR / "judging")
-figures, tables = output_folders(figures_dir, output_dir, "run_consistency")
+study, figures, tables = open_report(
+    "run_consistency", judgments_path, figures_dir=figures_dir, output_dir=output_dir
+)
 verdicts = study.verdicts[study.verdicts["variant"] == variant]
 runs = sorted(pd.unique(verdicts["run"]))
 print(f"{len(runs)} runs of variant {variant!r}: {runs}")
@@ -44,29 +46,31 @@ assert len(runs) >= 2, "run consistency needs a judgments table with runs >= 2"
 # ## Consistency per judge and rubric
 
 # %%
-summaries, per_item = [], []
+# With a cluster column, each figure is computed again with whole questions resampled (below).
+summaries, per_item, clustered_rows = [], [], []
+by_question = Columns(rater="run", cluster=cluster_column)
 for rubric in pd.unique(verdicts["rubric"]):
     long = rater_table(verdicts, rubric=rubric)
     for judge, rows in long.groupby("rater"):
         if shared_scored_items(rows, runs, rater_col="run") < 2:
             print(f"skipped {rubric} / {judge}: fewer than two items scored in every run")
             continue
-        result = run_consistency(
-            rows,
-            scale=load_rubric(rubric).scale,
-            target=target,
-            ci=ci_method,
-            n_boot=n_boot,
-            seed=seed,
-        )
+        scale = load_rubric(rubric).scale
+        consistency = partial(run_consistency, rows, scale=scale, target=target, n_boot=n_boot)
+        result = consistency(ci=ci_method, seed=seed)
         panel = f"{rubric} · {judge}"
         summaries.append(result.summary.assign(rubric=rubric, judge=judge))
         per_item.append(result.per_item.assign(rubric=rubric, judge=judge, panel=panel))
+        if cluster_column in long.columns:
+            clustered = consistency(ci="percentile", seed=seed, columns=by_question)
+            clustered_rows.append(clustered.summary.assign(rubric=rubric, judge=judge))
 summary = pd.concat(summaries, ignore_index=True) if summaries else pd.DataFrame()
 items = pd.concat(per_item, ignore_index=True) if per_item else pd.DataFrame()
 write_table(summary, tables / "consistency_summary.csv")
 write_table(items, tables / "consistency_per_item.csv")
 display(summary)
+for line in figure_notes(summary, ["rubric", "judge", "statistic"]):
+    print(line)
 if summaries:
     shares = summary[summary["statistic"] == "share_identical"]
     assert shares["estimate"].between(0, 1).all()
@@ -100,24 +104,6 @@ if per_item:
 # design effect is the clustered interval's width over the item-resampling one.
 
 # %%
-clustered_rows = []
-for rubric in pd.unique(verdicts["rubric"]) if cluster_column else []:
-    long = rater_table(verdicts, rubric=rubric)
-    if cluster_column not in long.columns:
-        break
-    for judge, rows in long.groupby("rater"):
-        if shared_scored_items(rows, runs, rater_col="run") < 2:
-            continue
-        result = run_consistency(
-            rows,
-            scale=load_rubric(rubric).scale,
-            target=target,
-            ci="percentile",
-            n_boot=n_boot,
-            seed=seed,
-            columns=Columns(rater="run", cluster=cluster_column),
-        )
-        clustered_rows.append(result.summary.assign(rubric=rubric, judge=judge))
 clustered = pd.concat(clustered_rows, ignore_index=True) if clustered_rows else pd.DataFrame()
 write_table(clustered, tables / "consistency_summary_clustered.csv")
 if clustered.empty:

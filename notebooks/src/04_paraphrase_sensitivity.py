@@ -20,20 +20,22 @@ output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "paraphrase_
 
 # %%
 
+from functools import partial
+
 import pandas as pd
 from IPython.display import display
 
-from judgekit import config, plots
+from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
 from judgekit.stats import Columns
 from judgekit.stats.consistency import paraphrase_sensitivity
-from judgekit.workflows.study import load_study, output_folders
+from judgekit.workflows.study import figure_notes, open_report
 
-plots.apply_style()
-study = load_study(judgments_path or config.RUNS_DIR / "judging")
-figures, tables = output_folders(figures_dir, output_dir, "paraphrase_sensitivity")
+study, figures, tables = open_report(
+    "paraphrase_sensitivity", judgments_path, figures_dir=figures_dir, output_dir=output_dir
+)
 verdicts = study.verdicts[study.verdicts["run"] == run]
 variants = list(pd.unique(verdicts["variant"]))
 print(f"variants in run {run}: {variants}")
@@ -43,20 +45,20 @@ assert len(variants) >= 2, "paraphrase sensitivity needs a judgments table with 
 # ## Pairwise agreement between variants
 
 # %%
-results = {}
+# With a cluster column, each kappa is computed again with whole questions resampled (below).
+results, clustered_rows = {}, []
+by_question = Columns(rater="rater", cluster=cluster_column)
 for (rubric, judge), judged in verdicts.groupby(["rubric", "model"], sort=False):
     long = rater_table(judged, rubric=rubric, rater="variant")
     if shared_scored_items(long, variants) < 2:
         print(f"skipped {rubric} / {judge}: fewer than two items scored under every variant")
         continue
-    results[(rubric, judge)] = paraphrase_sensitivity(
-        long,
-        scale=load_rubric(rubric).scale,
-        threshold=gate,
-        ci=ci_method,
-        n_boot=n_boot,
-        seed=seed,
-    )
+    scale = load_rubric(rubric).scale
+    sensitivity = partial(paraphrase_sensitivity, long, scale=scale, threshold=gate, seed=seed)
+    results[(rubric, judge)] = sensitivity(ci=ci_method, n_boot=n_boot)
+    if cluster_column in long.columns:
+        clustered = sensitivity(ci="percentile", n_boot=n_boot, columns=by_question)
+        clustered_rows.append(clustered.pairwise.assign(rubric=rubric, judge=judge))
 pairwise = pd.concat(
     [r.pairwise.assign(rubric=k[0], judge=k[1]) for k, r in results.items()] or [pd.DataFrame()],
     ignore_index=True,
@@ -68,6 +70,10 @@ summary = pd.concat(
 write_table(pairwise, tables / "paraphrase_pairwise.csv")
 write_table(summary, tables / "paraphrase_summary.csv")
 display(summary)
+for line in figure_notes(pairwise, ["rubric", "judge", "rater_a", "rater_b"]):
+    print(line)
+for line in figure_notes(summary, ["rubric", "judge", "statistic"]):
+    print(line)
 n_pairs = len(variants) * (len(variants) - 1) // 2
 for (rubric, judge), result in results.items():
     assert len(result.pairwise) == n_pairs, f"{rubric} / {judge}"
@@ -95,23 +101,6 @@ for (rubric, judge), result in results.items():
 # clustered interval's width over the item-resampling one.
 
 # %%
-clustered_rows = []
-for (rubric, judge), judged in verdicts.groupby(["rubric", "model"], sort=False):
-    long = rater_table(judged, rubric=rubric, rater="variant")
-    if not cluster_column or cluster_column not in long.columns:
-        break
-    if shared_scored_items(long, variants) < 2:
-        continue
-    result = paraphrase_sensitivity(
-        long,
-        scale=load_rubric(rubric).scale,
-        threshold=gate,
-        ci="percentile",
-        n_boot=n_boot,
-        seed=seed,
-        columns=Columns(rater="rater", cluster=cluster_column),
-    )
-    clustered_rows.append(result.pairwise.assign(rubric=rubric, judge=judge))
 clustered = pd.concat(clustered_rows, ignore_index=True) if clustered_rows else pd.DataFrame()
 write_table(clustered, tables / "paraphrase_pairwise_clustered.csv")
 if clustered.empty:

@@ -22,7 +22,7 @@ output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "distributio
 import pandas as pd
 from IPython.display import display
 
-from judgekit import config, plots
+from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import (
     HUMAN,
@@ -34,11 +34,12 @@ from judgekit.stats import Columns
 from judgekit.stats.bias import length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
 from judgekit.stats.significance import adjust_p
-from judgekit.workflows.study import load_study, output_folders
+from judgekit.workflows.study import figure_notes, open_report
 
-plots.apply_style()
-study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
-figures, tables = output_folders(figures_dir, output_dir, "distributions_and_bias")
+study, figures, tables = open_report(
+    "distributions_and_bias", judgments_path, labels_path, figures_dir=figures_dir,
+    output_dir=output_dir,
+)  # fmt: skip
 verdicts, labels = study.verdicts[study.verdicts["run"] == run], study.labels
 rubrics = list(pd.unique(verdicts["rubric"]))
 long = {r: rater_table(verdicts, labels, rubric=r) for r in rubrics}
@@ -90,6 +91,8 @@ coverage_table = pd.concat(coverage, ignore_index=True)
 coverage_table = adjust_p(coverage_table)
 write_table(coverage_table, tables / "score_coverage.csv")
 display(coverage_table)
+for line in figure_notes(coverage_table, ["rubric", "rater"], value="p_value"):
+    print(line)
 assert coverage_table["share_of_scale_used"].between(0, 1).all()
 
 # %%
@@ -123,6 +126,8 @@ lengths = pd.concat(length_rows, ignore_index=True) if length_rows else pd.DataF
 lengths = adjust_p(lengths) if not lengths.empty else lengths  # one family: every judge, rubric
 write_table(lengths, tables / "length_bias.csv")
 display(lengths)
+for line in figure_notes(lengths, ["rubric", "judge", "term"]):
+    print(line)
 
 # %% [markdown]
 # ## Self-preference
@@ -148,6 +153,8 @@ if not bias.empty and "p_value" in bias:
     bias = adjust_p(bias[bias["method"] != "none"], family=["method"])
 write_table(bias, tables / "self_preference.csv")
 display(bias)
+for line in figure_notes(bias, ["rubric", "judge", "method"]):
+    print(line)
 
 # %%
 SHOWN = {"naive_welch": "naive", "ols_human_clustered": "controlled for human score"}

@@ -26,7 +26,7 @@ figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "riddles_study"
 
 # %%
-from pathlib import Path
+from functools import partial
 
 import pandas as pd
 from IPython.display import display
@@ -49,16 +49,16 @@ from judgekit.stats.agreement import cohen_kappa, confusion_table
 from judgekit.stats.bias import self_preference
 from judgekit.stats.multirater import krippendorff_alpha
 from judgekit.stats.significance import adjust_p
+from judgekit.workflows.study import output_folders
 
 plots.apply_style()
-figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-tables = Path(output_dir) if output_dir else config.RUNS_DIR / "riddles_study"
-tables.mkdir(parents=True, exist_ok=True)
+figures, tables = output_folders(figures_dir, output_dir, "riddles_study")
 scores = load_riddles_v2_scores(scores_path or config.DATA_DIR / "riddles_v2_scores.csv")
 DIMENSIONS = ("accuracy", "reasoning", "grammar")
 SCALES = {d: RIDDLE_LABEL_SCALES[f"Human_{d.title()}"] for d in DIMENSIONS}
 JUDGES = [r for r in RATER_ORDER if r != "Human"]
 weights = None if kappa_weights == "none" else kappa_weights
+RESAMPLING = {"n_boot": n_boot, "seed": seed}  # every bootstrap below
 ANSWERS = Columns(item="output_id")
 BY_RIDDLE = Columns(item="output_id", cluster=cluster_column)
 print(f"{scores['output_id'].nunique()} outputs, raters {list(pd.unique(scores['rater']))}")
@@ -75,24 +75,18 @@ assert set(scores["rater"]) == set(RATER_ORDER)
 # than 3-5). The table shows the study's figure and the other beside it.
 
 # %%
-kappa_rows = []
+# Each kappa also gets a riddle-clustered interval here, shown in its own section below.
+kappa_rows, clustered_rows = [], []
 for dimension in DIMENSIONS:
     ratings = scores[scores["dimension"] == dimension]
     for judge in JUDGES:
+        scale = SCALES[dimension]
+        kappa = partial(cohen_kappa, ratings, "Human", judge, scale=scale, weights=weights)
         for basis in ("rank", "value"):
-            row = cohen_kappa(
-                ratings,
-                "Human",
-                judge,
-                scale=SCALES[dimension],
-                weights=weights,
-                weight_basis=basis,
-                ci=ci_method,
-                n_boot=n_boot,
-                seed=seed,
-                columns=ANSWERS,
-            )
+            row = kappa(weight_basis=basis, ci=ci_method, **RESAMPLING, columns=ANSWERS)
             kappa_rows.append(row.assign(dimension=dimension, distance=basis))
+        row = kappa(ci="percentile", **RESAMPLING, columns=BY_RIDDLE)
+        clustered_rows.append(row.assign(dimension=dimension))
 both_distances = pd.concat(kappa_rows, ignore_index=True)
 kappas = both_distances[both_distances["distance"] == "rank"].reset_index(drop=True)
 write_table(both_distances, tables / "kappa_human_vs_judges.csv")
@@ -142,22 +136,6 @@ saved = plots.save_figure(fig, "riddles_kappa_forest", folder=figures)
 # steps between levels, as in the published kappas above.
 
 # %%
-clustered_rows = []
-for dimension in DIMENSIONS:
-    ratings = scores[scores["dimension"] == dimension]
-    for judge in JUDGES:
-        row = cohen_kappa(
-            ratings,
-            "Human",
-            judge,
-            scale=SCALES[dimension],
-            weights=weights,
-            ci="percentile",
-            n_boot=n_boot,
-            seed=seed,
-            columns=BY_RIDDLE,
-        )
-        clustered_rows.append(row.assign(dimension=dimension))
 clustered_kappas = pd.concat(clustered_rows, ignore_index=True)
 write_table(clustered_kappas, tables / "kappa_human_vs_judges_clustered.csv")
 shown_columns = ["dimension", "rater_b", "estimate", "naive_ci_low", "naive_ci_high"]
@@ -193,8 +171,7 @@ for dimension in DIMENSIONS:
             level_of_measurement="interval",
             scale=tuple(levels),
             ci="percentile",
-            n_boot=n_boot,
-            seed=seed,
+            **RESAMPLING,
             columns=BY_RIDDLE,
         )
         alpha_rows.append(row.assign(dimension=dimension, distance=distance))
@@ -349,15 +326,9 @@ write_table(composite, tables / "composite_by_model_input.csv")
 display(composite[["model", "input", "estimate", "ci_low", "ci_high", "n"]].round(2))
 assert composite["n"].sum() == 600
 assert composite["estimate"].between(0, 100).all()
-fig = plots.plot_grouped_bars(
-    composite,
-    category="model",
-    group="input",
-    value="estimate",
-    low="ci_low",
-    high="ci_high",
-    ylabel="Composite score (0-100)",
-)
+# Both summaries are drawn the same way: one bar per model and input mode, with its interval.
+BARS = dict(category="model", group="input", value="estimate", low="ci_low", high="ci_high")
+fig = plots.plot_grouped_bars(composite, **BARS, ylabel="Composite score (0-100)")
 saved = plots.save_figure(fig, "riddles_composite", folder=figures)
 
 # %% [markdown]
@@ -372,14 +343,7 @@ write_table(hallucination, tables / "hallucination_rate.csv")
 display(hallucination[["model", "input", "estimate", "ci_low", "ci_high", "count", "n"]].round(3))
 assert hallucination["estimate"].between(0, 1).all()
 fig = plots.plot_grouped_bars(
-    hallucination,
-    category="model",
-    group="input",
-    value="estimate",
-    low="ci_low",
-    high="ci_high",
-    ylabel="Answers scored 0 on accuracy",
-    percent=True,
+    hallucination, **BARS, ylabel="Answers scored 0 on accuracy", percent=True
 )
 saved = plots.save_figure(fig, "riddles_hallucination", folder=figures)
 
@@ -424,16 +388,6 @@ wide["composite"] = 100 * (0.7 * wide["accuracy_Human"] + 0.3 * wide["reasoning_
 api_vs_ui = pd.concat(
     [
         two_group_comparison(
-            wide,
-            group_col="input",
-            group_a="API",
-            group_b="UI",
-            score_col="composite",
-            cluster_col=cluster_column,
-        ).assign(model="all")
-    ]
-    + [
-        two_group_comparison(
             rows,
             group_col="input",
             group_a="API",
@@ -441,7 +395,7 @@ api_vs_ui = pd.concat(
             score_col="composite",
             cluster_col=cluster_column,
         ).assign(model=model)
-        for model, rows in wide.groupby("model")
+        for model, rows in [("all", wide), *wide.groupby("model")]
     ],
     ignore_index=True,
 )

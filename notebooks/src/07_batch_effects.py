@@ -20,6 +20,8 @@ variant: str = "base"  # prompt variant whose judgments are analysed and re-judg
 run: int = 1  # run of the judgments analysed for position effects
 adjust: str = "human"  # position-effect adjustment: "human", "difference" or "item"
 tolerance: float = 0.5  # largest drift over a batch (score points) that counts as none
+cluster_column: str = "question"  # errors clustered on it when present (empty or absent: item)
+p_adjust: str = "holm"  # correction of each family of slope tests: "holm" or "fdr_bh"
 batch_sizes: list = [4, 12, 24]  # rows per request compared; empty: skip the re-judging
 judge_model: str = ""  # judge model name; empty: the local judge's model
 base_url: str = ""  # OpenAI-compatible endpoint; empty: the provider's URL or the local judge
@@ -44,14 +46,15 @@ from judgekit.stats import (
     position_effects,
     position_profile,
 )
+from judgekit.stats.significance import adjust_p
 from judgekit.workflows.batch_probe import batch_size_sensitivity
 from judgekit.workflows.clients import default_judge_client
-from judgekit.workflows.study import load_study, output_folders, study_items
+from judgekit.workflows.study import open_report, study_items
 
-plots.apply_style()
-study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
+study, figures, tables = open_report(
+    "batch_effects", judgments_path, labels_path, figures_dir=figures_dir, output_dir=output_dir
+)
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
-figures, tables = output_folders(figures_dir, output_dir, "batch_effects")
 scale = load_rubric(rubric).scale
 judgments, labels = study.judgments, study.labels
 chosen = (
@@ -68,28 +71,39 @@ assert len(judgments), f"{study.folder.root}: no judgments for {rubric} / {varia
 #
 # An OLS of the judge's score on the row's 0-based position in its request and on the batch
 # number, with the human score as a covariate (`adjust="human"`) and standard errors
-# clustered on items. Only rows scored at the first ask count: a re-asked row sits at another
+# clustered on the question (`cluster_column`, when the items have one; else on the item).
+# The design effect is the clustered interval's width over the item-clustered one. Each slope
+# is tested once per judge, so the p-values of one term form a family, corrected by Holm
+# (`p_adjust`). Only rows scored at the first ask count: a re-asked row sits at another
 # place in another request. Unscored rows are counted in `n_dropped`, never given a score.
 # Unless the runs were shuffled (`shuffle_seed`), each item is seen at one position only, so a
 # slope cannot tell drifting leniency apart from the order of the items in the table.
 
 # %%
-effects = position_effects(judgments, human, adjust=adjust, group_col="model")
+cluster = cluster_column if cluster_column in judgments.columns else None
+print(f"standard errors clustered on {cluster or 'the item'!r}")
+by_item = position_effects(judgments, human, adjust=adjust, group_col="model")
+effects = position_effects(judgments, human, adjust=adjust, group_col="model", cluster_col=cluster)
+effects["design_effect"] = (effects["ci_high"] - effects["ci_low"]) / (
+    by_item["ci_high"] - by_item["ci_low"]
+)
+# The same slope asked of every judge is one family of tests.
+effects = adjust_p(effects, family=["term"], method=p_adjust)
 verdicts = leniency_drift_verdict(effects, tolerance=tolerance)
 # Unshuffled, every item sits at one place: a slope cannot separate leniency from item order.
 confounded = judgments.groupby("item_id")["position"].nunique().max() == 1
-settled = verdicts["term"].isin(["position", "batch_index"]) & verdicts["verdict"].isin(
-    ["pass", "fail"]
-)
-if confounded:
-    verdicts.loc[settled, "verdict"] = "inconclusive"
-    verdicts.loc[settled, "statement"] = (
+drifts = verdicts["term"].isin(["position", "batch_index"]) & (verdicts["verdict"] != "not tested")
+if confounded:  # the estimate stays in the statement; the verdict cannot be read from it
+    verdicts.loc[drifts, "verdict"] = "inconclusive"
+    verdicts.loc[drifts, "statement"] = (
         "inconclusive (position confounded with item order): every item sat at one position "
-        "only; judge again with a shuffle seed and two or more runs to separate them"
+        "only; judge again with a shuffle seed and two or more runs to separate them; measured: "
+        + verdicts.loc[drifts, "statement"].str.split(": ", n=1).str[1]
     )
 write_table(effects, tables / "position_effects.csv")
 write_table(verdicts, tables / "leniency_drift_verdicts.csv")
-display(effects[["group", "term", "estimate", "ci_low", "ci_high", "span", "n", "n_dropped"]])
+shown = ["group", "term", "estimate", "ci_low", "ci_high", "design_effect", "p_value"]
+display(effects[[*shown, "p_adjusted", "p_adjust", "span", "n", "n_dropped", "note"]])
 for row in verdicts.itertuples():
     print(f"{row.group} · {row.term}\n  instruction: {row.instruction}\n  {row.statement}")
 print(f"rule: {verdicts['rule'].iloc[0]}")
@@ -118,7 +132,7 @@ else:
 # over the rows judged at that 0-based position (first ask only), with a 95% t interval; one
 # line per judge. A judge that keeps the same strictness through the batch stays level; a slope
 # means rows late in the request are judged more (or less) kindly. When every position holds a
-# single row (one batch per run, as in the demo), a point is that row and has no interval.
+# single row (one batch per run), a point is that row and has no interval.
 
 # %% [markdown]
 # ## Agreement and cost against batch size
@@ -126,7 +140,9 @@ else:
 # Every item judged again at each batch size (one `judge()` call each, the same client as
 # `01_run_judging` uses), compared with the human by quadratic-weighted kappa on the rubric's
 # scale. Failure rates count the rows a reply left unreadable at the first ask; wall time
-# includes replays from the store, so only a fresh run times the judge.
+# includes replays from the store, so only a fresh run times the judge. These kappa intervals
+# resample items one by one: where items share a question they are too narrow, by about the
+# design effects notebook 02 prints for the same kappa.
 
 # %%
 sensitivity = pd.DataFrame()

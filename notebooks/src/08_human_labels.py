@@ -11,7 +11,7 @@
 # judge's bias. Run headless (papermill, CI), it takes the labels from a file instead.
 
 # %% tags=["parameters"]
-judgments_path: str = ""  # judgments table; empty: config.RUNS_DIR / "judging/judgments.parquet"
+judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
 dataset_path: str = ""  # the judged items (ID + rubric columns); empty: the demo riddles
 rubric_name: str = "riddle_accuracy"  # rubric whose scores are labelled
 judge_model: str = ""  # judge compared with the people; empty: the first in the table
@@ -41,7 +41,6 @@ from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import read_table, write_table
-from judgekit.data.tidy import final_verdicts, read_judgments
 from judgekit.labels import (
     calibration_record,
     consensus,
@@ -64,24 +63,23 @@ from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
 from judgekit.stats.agreement import cohen_kappa
 from judgekit.types import UsageError
+from judgekit.workflows.study import figure_notes, open_report
 
-plots.apply_style()
-source = Path(judgments_path) if judgments_path else config.RUNS_DIR / "judging/judgments.parquet"
+study, figures, tables = open_report(
+    "human_labels", judgments_path, figures_dir=figures_dir, output_dir=output_dir
+)
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo/riddles_demo.csv"
-labels_file = Path(labels_path) if labels_path else source.parent / "labels.csv"
-figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-tables = Path(output_dir) if output_dir else config.RUNS_DIR / "human_labels"
-tables.mkdir(parents=True, exist_ok=True)
+labels_file = Path(labels_path) if labels_path else study.folder.long_labels
 rubric = load_rubric(rubric_name)
 items = read_table(dataset).frame
 items["ID"] = items["ID"].astype(str)
-verdicts = final_verdicts(read_judgments(source))
+verdicts = study.verdicts
 verdicts = verdicts[verdicts["rubric"] == rubric_name]
 judge = judge_model or str(verdicts["model"].iloc[0])
 verdicts = verdicts[verdicts["model"] == judge]
 levels = rubric.scale.allowed
 print(f"{len(items)} items in {dataset.name}; judge {judge}; rubric {rubric_name} {levels}")
-assert not verdicts.empty, f"no verdicts of {judge} on {rubric_name} in {source}"
+assert not verdicts.empty, f"no verdicts of {judge} on {rubric_name} in {study.folder.root}"
 
 # %% [markdown]
 # ## Choose what to label
@@ -176,6 +174,8 @@ judge_vs_human = cohen_kappa(
     long, "judge", "human", scale=levels, weights="quadratic", ci="bca", n_boot=n_boot, seed=seed
 ).assign(statistic="kappa (quadratic)", rater_a=judge)
 display(judge_vs_human)
+for line in figure_notes(judge_vs_human, ["statistic", "rater_a"]):
+    print(line)
 write_table(judge_vs_human, tables / "judge_vs_human.csv")
 
 # %% [markdown]
@@ -197,14 +197,14 @@ write_table(review, tables / "disagreements.csv")
 # the judge's mean over every item, corrected by its average error on the labelled items.
 
 # %%
-study = pd.DataFrame(
+judge_and_human = pd.DataFrame(
     {
         "model": chosen["item_id"].map(groups),
         "judge_score": chosen["score"].astype(float),
         "human_score": chosen["item_id"].map(human.set_index("item_id")["score"]),
     }
 )
-means = corrected_means(study)
+means = corrected_means(judge_and_human)
 display(means)
 ppi_rows = means[means["estimator"] == "ppi"]
 thin = sorted(ppi_rows.loc[ppi_rows["estimate"].isna(), "model"])
@@ -213,17 +213,21 @@ if thin:
 write_table(means, tables / "corrected_means.csv")
 
 # %% [markdown]
-# ### Does it work? The riddles study, 30 labels at a time
+# ### Does it work? The riddles study, a few labels at a time
 #
-# The riddles study (600 answers, one human and four judges, accuracy 0/3/5) knows every
-# human score, so the check can be run: keep only `ppi_labels` human scores (spread evenly
-# over the three answering models), estimate each model's mean human score with PPI from them
-# plus all of one judge's scores, and see how often the 95% interval covers the mean of all
-# 600 human scores — `n_subsamples` times, for each judge.
+# The riddles study (every answer scored by one human and four judges, accuracy 0/3/5) knows
+# every human score, so the check can be run: keep only `ppi_labels` human scores (spread
+# evenly over the answering models), estimate each model's mean human score with PPI from
+# them plus all of one judge's scores, and see how often the 95% interval covers the mean of
+# all the human scores — `n_subsamples` times, for each judge (counts printed below).
 
 # %%
 wide = riddles_v2_wide(scores_path or config.DATA_DIR / "riddles_v2_scores.csv")
 JUDGES = ("Perplexity", "GPT", "Gemini", "Claude")
+print(
+    f"{len(wide)} answers by {wide['model'].nunique()} models; {ppi_labels} human labels per "
+    f"subsample, {n_subsamples} subsamples per judge"
+)
 runs = {
     judge_name: ppi_coverage(
         pd.DataFrame(
@@ -260,7 +264,7 @@ saved = plots.save_figure(fig, "labels_ppi_riddles", folder=figures)
 # **Figure: a few labels plus a judge recover the human means.** Left: one subsample of
 # `ppi_labels` human labels with Gemini as judge — the PPI interval (judge + labels), the
 # judge alone (narrow but centred on the judge's own bias) and the labels alone (wide); the
-# dotted line is the mean of all 600 human scores. Right: how often the PPI interval covers
+# dotted line is the mean of all the human scores. Right: how often the PPI interval covers
 # that mean over `n_subsamples` subsamples, per judge and model; the grey band is 90–98%.
 
 # %% [markdown]
@@ -280,6 +284,6 @@ record = calibration_record(
     labels=labels,
     agreement=agreement,
 )
-written = write_calibration(record, source.parent / "calibration.json")
+written = write_calibration(record, study.folder.root / "calibration.json")
 print(describe_calibration(record))
 print(f"-> {written}")
