@@ -17,7 +17,7 @@ from typing import Any, Final
 from openai.types.chat import ChatCompletion
 
 from judgekit.data.atomic import atomic_write_text
-from judgekit.engine.client import _top_logprobs, _usage
+from judgekit.engine.replies import chat_reply
 from judgekit.engine.store import RequestKey
 from judgekit.types import ChatReply, ChatRequest
 
@@ -87,15 +87,11 @@ def reply_from_result(line: Mapping[str, Any]) -> tuple[ChatReply | None, str | 
     completion = ChatCompletion.model_validate(body)
     if not completion.choices:
         return None, "batch line reply has no choices"
-    choice = completion.choices[0]
-    reply = ChatReply(
-        text=choice.message.content or "",
+    reply = chat_reply(
+        completion,
         model=completion.model,
-        usage=_usage(completion),
         latency_s=0.0,
-        finish_reason=choice.finish_reason,
         request_id=response.get("request_id") or completion.id,
-        top_logprobs=_top_logprobs(choice),
         http_attempts=1,
     )
     return reply, None
