@@ -307,3 +307,26 @@ def order_columns(frame: pd.DataFrame, leading: Sequence[str]) -> pd.DataFrame:
     std = [c for c in RESULT_COLUMNS if c in frame.columns and c not in first]
     rest = [c for c in frame.columns if c not in first and c not in std]
     return frame[first + std + rest]
+
+
+@dataclass(frozen=True)
+class PairedScores:
+    """Two raters' usable scores joined on item, the scale levels, and each item's cluster."""
+
+    pairs: Pairs
+    levels: tuple[float, ...]
+    clusters: IntArray | None
+
+
+def paired_scores(
+    df: pd.DataFrame, rater_a: object, rater_b: object, scale: ScaleLike, columns: Columns
+) -> PairedScores:
+    """Join two raters on item, check the scale, and number each kept item's cluster."""
+    usable = usable_scores(df, columns, scale)
+    if scale is not None:
+        chosen = usable.scores[usable.scores["rater"].isin([rater_a, rater_b])]
+        check_on_scale(chosen["score"], scale_values(scale, []), columns.score)
+    pairs = pair_scores(usable, rater_a, rater_b)
+    levels = scale_values(scale, np.concatenate([pairs.a, pairs.b]))
+    clusters = cluster_codes(pairs.items, item_clusters(df, columns))
+    return PairedScores(pairs=pairs, levels=levels, clusters=clusters)
