@@ -3,40 +3,19 @@
 from __future__ import annotations
 
 import collections
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
+from judge_job import riddle_items
 
-from judgekit import config
 from judgekit.engine import OpenAIJudge, judge
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.types import Item
 
 N_ITEMS = 16
-SCRIPT = """
-import sys
-from judgekit.engine import OpenAIJudge, judge
-from judgekit.rubrics import load_rubric
-from judgekit.types import Item
-
-base_url, store_path, out_path, n_items = sys.argv[1:5]
-items = [
-    Item(str(i), {"Question": f"Riddle {i}?", "Answer": f"Answer {i}", "Ref_Answer": f"Ref {i}"})
-    for i in range(1, int(n_items) + 1)
-]
-client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator",
-                     endpoint="judgekit-simulator")
-table = judge(items, load_rubric("riddle_accuracy"), client, batch_size=2, store=store_path,
-              progress=False, structured=False, mode="conversation")
-table.to_parquet(out_path)
-"""
 
 SIM = SimulatorConfig(latency_s=0.15, malformed={"missing_rows": 0.3}, seed=2)
 
@@ -54,18 +33,13 @@ def _answered(store: Path) -> int:
     return int(found[0])
 
 
-def _start(script: Path, base_url: str, store: Path, out: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(config.ROOT)}
-    command = [sys.executable, str(script), base_url, str(store), str(out), str(N_ITEMS)]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+FLAGS = ("--mode", "conversation", "--endpoint", "judgekit-simulator")
 
 
-def test_sigkilled_conversation_resumes_where_it_stopped(tmp_path) -> None:
-    script = tmp_path / "chat_job.py"
-    script.write_text(SCRIPT)
+def test_sigkilled_conversation_resumes_where_it_stopped(tmp_path, judge_job) -> None:
     store, out = tmp_path / "store.sqlite", tmp_path / "table.parquet"
     with run_simulator(SIM) as sim:
-        job = _start(script, sim.base_url, store, out)
+        job = judge_job(sim.base_url, store, out, N_ITEMS, *FLAGS)
         deadline = time.monotonic() + 60
         while _answered(store) < 3:
             assert job.poll() is None, job.stderr.read().decode() if job.stderr else ""
@@ -77,7 +51,7 @@ def test_sigkilled_conversation_resumes_where_it_stopped(tmp_path) -> None:
         answered_at_kill = _answered(store)
         first_life = len(sim.requests)
 
-        resumed_job = _start(script, sim.base_url, store, out)
+        resumed_job = judge_job(sim.base_url, store, out, N_ITEMS, *FLAGS)
         _, err = resumed_job.communicate(timeout=120)
         assert resumed_job.returncode == 0, err.decode()
         second_life = sim.requests.snapshot()[first_life:]
@@ -95,13 +69,7 @@ def test_sigkilled_conversation_resumes_where_it_stopped(tmp_path) -> None:
             "sim-judge", base_url=sim.base_url, provider="simulator", endpoint="judgekit-simulator"
         )  # the same endpoint identity as the job's, on another port
         reference = judge(
-            [
-                Item(
-                    str(i),
-                    {"Question": f"Riddle {i}?", "Answer": f"Answer {i}", "Ref_Answer": f"Ref {i}"},
-                )
-                for i in range(1, N_ITEMS + 1)
-            ],
+            riddle_items(N_ITEMS),
             load_rubric("riddle_accuracy"),
             client,
             batch_size=2,
