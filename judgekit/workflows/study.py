@@ -28,6 +28,7 @@ import pandas as pd
 from judgekit import config
 from judgekit.data import DataError, Table, items_from_frame, read_frame
 from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
+from judgekit.labels.table import LABEL_TABLE_COLUMNS
 from judgekit.types import Item, Rubric, Status
 
 #: Item columns that give the analysis its context, when the items file has them.
@@ -36,17 +37,6 @@ CONTEXT_SOURCES: dict[str, str] = {
     "question": "Question",  # answers to the same question are clustered
     "answer_chars": "Answer",  # answer length in characters (length bias)
 }
-#: Columns of the long labels file the labelling tool writes (``labels.csv``).
-LONG_LABEL_COLUMNS: tuple[str, ...] = (
-    "item_id",
-    "labeller",
-    "score",
-    "status",
-    "note",
-    "labelled_at",
-    "rubric",
-    "rubric_version",
-)
 
 
 @dataclass(frozen=True)
@@ -312,7 +302,7 @@ def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
     elif folder.human_labels.is_file():
         labels, found = read_frame(folder.human_labels, required=LABEL_COLUMNS), "human_labels"
     if labels.empty and folder.long_labels.is_file():
-        long = read_frame(folder.long_labels, required=LONG_LABEL_COLUMNS, what="labels file")
+        long = read_frame(folder.long_labels, required=LABEL_TABLE_COLUMNS, what="labels file")
         labels, found = labels_from_long(long, verdicts), str(folder.long_labels)
     labels["item_id"] = labels["item_id"].astype(str)
     return Study(folder, judgments, verdicts, labels, found if len(labels) else "")
