@@ -2,11 +2,15 @@
 
 Usage: ``python judge_job.py BASE_URL STORE OUT N_ITEMS [--mode M] [--runs N]
 [--concurrency N] [--endpoint NAME]``; writes the judgments table to OUT as parquet.
+The tests import :func:`run_job` too, for the uninterrupted reference run.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+import pandas as pd
 
 from judgekit.engine import OpenAIJudge, judge
 from judgekit.rubrics import load_rubric
@@ -14,12 +18,45 @@ from judgekit.types import Item
 
 
 def riddle_items(n_items: int) -> list[Item]:
-    """Items 1..n of a made-up riddle set (the job's and the tests' reference run alike)."""
+    """Items 1..n of a made-up riddle set."""
     fields = {"Question": "Riddle {}?", "Answer": "Answer {}", "Ref_Answer": "Ref {}"}
     return [
         Item(str(i), {name: text.format(i) for name, text in fields.items()})
         for i in range(1, n_items + 1)
     ]
+
+
+def run_job(
+    base_url: str,
+    store: str | Path,
+    n_items: int,
+    *,
+    mode: str = "independent",
+    runs: int = 1,
+    concurrency: int = 8,
+    endpoint: str | None = None,
+    offline: bool = False,
+) -> pd.DataFrame:
+    """Judge the riddle items on the simulator at ``base_url`` (plain prompts, batches of 2)."""
+    client = OpenAIJudge(
+        "sim-judge",
+        base_url=base_url,
+        provider="simulator",
+        max_concurrency=concurrency,
+        endpoint=endpoint,
+    )
+    return judge(
+        riddle_items(n_items),
+        load_rubric("riddle_accuracy"),
+        client,
+        batch_size=2,
+        store=store,
+        progress=False,
+        structured=False,
+        runs=runs,
+        mode=mode,
+        offline=offline,
+    )
 
 
 def main() -> None:
@@ -32,29 +69,14 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--endpoint", default=None)
     args = parser.parse_args()
-    items = [
-        Item(
-            str(i), {"Question": f"Riddle {i}?", "Answer": f"Answer {i}", "Ref_Answer": f"Ref {i}"}
-        )
-        for i in range(1, args.n_items + 1)
-    ]
-    client = OpenAIJudge(
-        "sim-judge",
-        base_url=args.base_url,
-        provider="simulator",
-        max_concurrency=args.concurrency,
-        endpoint=args.endpoint,
-    )
-    table = judge(
-        items,
-        load_rubric("riddle_accuracy"),
-        client,
-        batch_size=2,
-        store=args.store,
-        progress=False,
-        structured=False,
-        runs=args.runs,
+    table = run_job(
+        args.base_url,
+        args.store,
+        args.n_items,
         mode=args.mode,
+        runs=args.runs,
+        concurrency=args.concurrency,
+        endpoint=args.endpoint,
     )
     table.to_parquet(args.out)
 

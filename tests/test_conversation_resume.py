@@ -9,10 +9,8 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from judge_job import riddle_items
+from judge_job import run_job
 
-from judgekit.engine import OpenAIJudge, judge
-from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 
 N_ITEMS = 16
@@ -65,18 +63,13 @@ def test_sigkilled_conversation_resumes_where_it_stopped(tmp_path, judge_job) ->
     assert answered_at_kill < resumed["request_hash"].nunique()  # killed mid-way
 
     with run_simulator(SIM) as sim:
-        client = OpenAIJudge(
-            "sim-judge", base_url=sim.base_url, provider="simulator", endpoint="judgekit-simulator"
-        )  # the same endpoint identity as the job's, on another port
-        reference = judge(
-            riddle_items(N_ITEMS),
-            load_rubric("riddle_accuracy"),
-            client,
-            batch_size=2,
-            store=tmp_path / "reference.sqlite",
-            progress=False,
-            structured=False,
+        # the same endpoint identity as the job's, on another port
+        reference = run_job(
+            sim.base_url,
+            tmp_path / "reference.sqlite",
+            N_ITEMS,
             mode="conversation",
+            endpoint="judgekit-simulator",
         )
     assert (reference["attempt"] > 1).any(), "the fault mix should force re-asks in the chat"
     measured = ["latency_s", "cached_tokens"]  # timing and provider cache state differ

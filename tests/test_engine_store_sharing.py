@@ -4,11 +4,10 @@ offline replay of the store equals the table each process returned."""
 from __future__ import annotations
 
 import pandas as pd
-from judge_job import riddle_items
+from judge_job import run_job
 
-from judgekit.engine import OpenAIJudge, ResponseStore, judge
+from judgekit.engine import ResponseStore
 from judgekit.engine.storelock import lock_path
-from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 
 N_ITEMS = 24
@@ -29,19 +28,7 @@ def test_two_processes_on_one_store_pay_each_request_once(tmp_path, judge_job) -
     with ResponseStore.open_readonly(store) as opened:
         assert opened.counts() == {"pending": 0, "ok": paid, "error": 0}  # each paid once
     assert sum("waiting for" in text for text in errors) == 1  # the second one said it waits
-    items = riddle_items(N_ITEMS)
-    client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator")
-    replay = judge(
-        items,
-        load_rubric("riddle_accuracy"),
-        client,
-        batch_size=2,
-        store=store,
-        progress=False,
-        structured=False,
-        runs=2,
-        offline=True,
-    )
+    replay = run_job(base_url, store, N_ITEMS, runs=2, offline=True)
     for out in outs:
         pd.testing.assert_frame_equal(pd.read_parquet(out), replay, check_dtype=False)
     assert lock_path(store).exists()  # the lock file stays; it is free, not removed
