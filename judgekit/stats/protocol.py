@@ -11,8 +11,8 @@ thresholds and joins the four checks in :func:`seed004_report`.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
+from typing import Literal, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -148,9 +148,7 @@ def _coverage_check(
     }
 
 
-# Over 80 lines: the signature spells out the protocol's thresholds; the body is its four checks.
-@dataclass(frozen=True)
-class _Bootstrap:
+class _Bootstrap(TypedDict):
     """The bootstrap settings every check of one report shares (one generator, drawn in turn)."""
 
     n_boot: int
@@ -171,9 +169,7 @@ def _run_check(
         base,
         scale=scale,
         target=target,
-        n_boot=boot.n_boot,
-        seed=boot.seed,
-        level=boot.level,
+        **boot,
         columns=columns,
     ).summary
     return {"check": "run_consistency", **_record(runs.iloc[0])}
@@ -199,9 +195,7 @@ def _paraphrase_check(
         threshold=threshold,
         weights=weighting[0],
         weight_basis=weighting[1],
-        n_boot=boot.n_boot,
-        seed=boot.seed,
-        level=boot.level,
+        **boot,
         columns=columns,
     ).summary
     return {"check": "paraphrase_sensitivity", **_record(para.iloc[0])}
@@ -254,14 +248,13 @@ def seed004_report(
     rows: list[dict[str, object]] = []
 
     with_humans = pd.concat([single, humans])
+    boot = _Bootstrap(n_boot=n_boot, seed=rng, level=level)
     agreement = human_agreement(
         with_humans, judge, human, scale=scale, threshold=kappa_threshold, pass_rule=pass_rule,
-        weights=weights, weight_basis=weight_basis, n_boot=n_boot, seed=rng, level=level,
-        columns=columns,
+        weights=weights, weight_basis=weight_basis, columns=columns, **boot,
     ).iloc[0]  # fmt: skip
     rows.append({**_record(agreement), "statistic": "kappa_vs_human"})
 
-    boot = _Bootstrap(n_boot=n_boot, seed=rng, level=level)
     has_runs = run_col in judged.columns and judged[run_col].nunique() > 1
     has_variants = variant_col in judged.columns and judged[variant_col].nunique() > 1
     by_run = replace(columns, rater=run_col)
