@@ -330,3 +330,12 @@ def paired_scores(
     levels = scale_values(scale, np.concatenate([pairs.a, pairs.b]))
     clusters = cluster_codes(pairs.items, item_clusters(df, columns))
     return PairedScores(pairs=pairs, levels=levels, clusters=clusters)
+
+
+def two_rater_table(
+    row: dict[str, object], rater_a: object, rater_b: object, pairs: Pairs
+) -> pd.DataFrame:
+    """One two-rater result row as a table: the raters first, what was set aside kept."""
+    named = {**row, "rater_a": rater_a, "rater_b": rater_b, "n_dropped": pairs.n_dropped}
+    named["dropped_reason"] = pairs.dropped_reason
+    return order_columns(pd.DataFrame([named]), ["rater_a", "rater_b"])

@@ -41,6 +41,7 @@ from judgekit.stats._prep import (
     order_columns,
     paired_scores,
     result_row,
+    two_rater_table,
 )
 from judgekit.types import UsageError
 
@@ -228,9 +229,7 @@ def cohen_kappa(
         clusters=joined.clusters,
         names=(str(rater_a), str(rater_b)),
     )
-    row.update(rater_a=rater_a, rater_b=rater_b, n_dropped=pairs.n_dropped)
-    row["dropped_reason"] = pairs.dropped_reason
-    return order_columns(pd.DataFrame([row]), ["rater_a", "rater_b"])
+    return two_rater_table(row, rater_a, rater_b, pairs)
 
 
 def pairwise_kappa(
