@@ -22,12 +22,11 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 ScaleLike = Scale | Sequence[float] | None
 
+#: An estimate with its standard error and confidence bounds, in the order every table uses.
+INTERVAL_COLUMNS: tuple[str, ...] = ("estimate", "se", "ci_low", "ci_high")
 #: Output columns every estimate row carries, in order.
 RESULT_COLUMNS: tuple[str, ...] = (
-    "estimate",
-    "se",
-    "ci_low",
-    "ci_high",
+    *INTERVAL_COLUMNS,
     "n",
     "method",
     "ci_method",

@@ -28,6 +28,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats as scipy_stats
 
+from judgekit.stats._prep import INTERVAL_COLUMNS
+
 Adjust = Literal["item", "human", "difference"]
 Human = Mapping[str, float] | pd.Series
 
@@ -48,10 +50,7 @@ VERDICT_RULE = (
 EFFECT_COLUMNS: tuple[str, ...] = (
     "group",
     "term",
-    "estimate",
-    "se",
-    "ci_low",
-    "ci_high",
+    *INTERVAL_COLUMNS,
     "p_value",
     "span",
     "n",
