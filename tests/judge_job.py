@@ -8,6 +8,10 @@ The tests import :func:`run_job` too, for the uninterrupted reference run.
 from __future__ import annotations
 
 import argparse
+import signal
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -57,6 +61,17 @@ def run_job(
         mode=mode,
         offline=offline,
     )
+
+
+def kill_when(job: subprocess.Popen[bytes], ready: Callable[[], bool]) -> None:
+    """SIGKILL ``job`` as soon as ``ready()`` holds; fail if it dies or a minute passes first."""
+    deadline = time.monotonic() + 60
+    while not ready():
+        assert job.poll() is None, job.stderr.read().decode() if job.stderr else ""
+        assert time.monotonic() < deadline, "the job never stored a reply"
+        time.sleep(0.01)
+    job.send_signal(signal.SIGKILL)
+    job.wait(timeout=30)
 
 
 def main() -> None:

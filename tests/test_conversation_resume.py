@@ -5,11 +5,10 @@ from __future__ import annotations
 import collections
 import signal
 import sqlite3
-import time
 from pathlib import Path
 
 import pandas as pd
-from judge_job import run_job
+from judge_job import kill_when, run_job
 
 from judgekit.simulator import SimulatorConfig, run_simulator
 
@@ -38,13 +37,7 @@ def test_sigkilled_conversation_resumes_where_it_stopped(tmp_path, judge_job) ->
     store, out = tmp_path / "store.sqlite", tmp_path / "table.parquet"
     with run_simulator(SIM) as sim:
         job = judge_job(sim.base_url, store, out, N_ITEMS, *FLAGS)
-        deadline = time.monotonic() + 60
-        while _answered(store) < 3:
-            assert job.poll() is None, job.stderr.read().decode() if job.stderr else ""
-            assert time.monotonic() < deadline, "the job never stored a reply"
-            time.sleep(0.01)
-        job.send_signal(signal.SIGKILL)
-        job.wait(timeout=30)
+        kill_when(job, lambda: _answered(store) >= 3)
         assert job.returncode == -signal.SIGKILL and not out.exists()
         answered_at_kill = _answered(store)
         first_life = len(sim.requests)
