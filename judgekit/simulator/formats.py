@@ -109,10 +109,13 @@ def _slot(properties: list[tuple[Path, dict[str, Any]]], values: Sequence[Any]) 
     return next((p for p, s in properties if sorted(s.get("enum") or ()) == wanted), None)
 
 
-@cache
 def shape(name: str) -> Shape:
     """The schema shape of the registered format ``name``."""
-    spec = get_format(name)
+    return _shape_of(get_format(name))
+
+
+@cache
+def _shape_of(spec: FormatSpec) -> Shape:
     ids = PROBE_IDS if spec.batched else PROBE_IDS[:1]
     criteria = PROBE_CRITERIA if spec.needs_criteria else ()
     schema = spec.schema(PROBE_SCALE, ids, criteria)
