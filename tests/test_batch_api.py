@@ -9,13 +9,8 @@ import pandas as pd
 import pytest
 
 from judgekit.engine import OpenAIJudge, judge
-from judgekit.engine.batch_api import (
-    PendingRequest,
-    PollPolicy,
-    batch_judge,
-    reply_from_result,
-    write_batch_jsonl,
-)
+from judgekit.engine.batch_api import PollPolicy, batch_judge
+from judgekit.engine.batch_files import PendingRequest, reply_from_result, write_batch_jsonl
 from judgekit.engine.store import RequestKey, ResponseStore
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator

@@ -15,7 +15,7 @@ from openai.types.chat import ChatCompletion
 from test_engine_runner import ACCURACY, client, riddle_items, run
 
 from judgekit.engine import ResponseStore, ajudge, judge
-from judgekit.engine.client import _top_logprobs
+from judgekit.engine.replies import top_logprobs
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 
@@ -157,7 +157,7 @@ def test_emitted_token_outside_the_listed_alternatives_is_kept() -> None:
         ],
     }
     choice = ChatCompletion.model_validate(payload).choices[0]
-    assert _top_logprobs(choice) == (
+    assert top_logprobs(choice) == (
         (("SCORE: ", -0.01),),
         (("2", -0.5), ("3", -1.0), ("4", -3.0)),
     )

@@ -3,51 +3,18 @@
 from __future__ import annotations
 
 import collections
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
+from judge_job import kill_when, run_job
 
-from judgekit import config
-from judgekit.engine import OpenAIJudge, judge
-from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.types import Item
 
 N_ITEMS = 24
-SCRIPT = """
-import sys
-from judgekit.engine import OpenAIJudge, judge
-from judgekit.rubrics import load_rubric
-from judgekit.types import Item
-
-base_url, store_path, out_path, n_items = sys.argv[1:5]
-items = [
-    Item(str(i), {"Question": f"Riddle {i}?", "Answer": f"Answer {i}", "Ref_Answer": f"Ref {i}"})
-    for i in range(1, int(n_items) + 1)
-]
-client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator", max_concurrency=2,
-                     endpoint="judgekit-simulator")
-table = judge(items, load_rubric("riddle_accuracy"), client, batch_size=2, store=store_path,
-              progress=False, structured=False)
-table.to_parquet(out_path)
-"""
 
 SIM = SimulatorConfig(latency_s=0.15, malformed={"missing_rows": 0.2}, seed=11)
-
-
-def _items() -> list[Item]:
-    return [
-        Item(
-            str(i), {"Question": f"Riddle {i}?", "Answer": f"Answer {i}", "Ref_Answer": f"Ref {i}"}
-        )
-        for i in range(1, N_ITEMS + 1)
-    ]
 
 
 def _answered(store: Path) -> tuple[int, int]:
@@ -63,34 +30,20 @@ def _answered(store: Path) -> tuple[int, int]:
     return rows.get("ok", 0), rows.get("pending", 0)
 
 
-def _start(script: Path, base_url: str, store: Path, out: Path) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(config.ROOT)}
-    return subprocess.Popen(
-        [sys.executable, str(script), base_url, str(store), str(out), str(N_ITEMS)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+#: The job's flags: two requests in flight at most, so a kill strands at most two.
+FLAGS = ("--concurrency", "2", "--endpoint", "judgekit-simulator")
 
 
-def test_sigkill_mid_run_then_resume(tmp_path) -> None:
-    script = tmp_path / "judge_job.py"
-    script.write_text(SCRIPT)
+def test_sigkill_mid_run_then_resume(tmp_path, judge_job) -> None:
     store, out = tmp_path / "store.sqlite", tmp_path / "table.parquet"
     with run_simulator(SIM) as sim:
-        job = _start(script, sim.base_url, store, out)
-        deadline = time.monotonic() + 60
-        while _answered(store)[0] < 4:
-            assert job.poll() is None, job.stderr.read().decode() if job.stderr else ""
-            assert time.monotonic() < deadline, "the job never stored a reply"
-            time.sleep(0.01)
-        job.send_signal(signal.SIGKILL)
-        job.wait(timeout=30)
+        job = judge_job(sim.base_url, store, out, N_ITEMS, *FLAGS)
+        kill_when(job, lambda: _answered(store)[0] >= 4)
         answered_at_kill, queued_at_kill = _answered(store)
         assert job.returncode == -signal.SIGKILL and not out.exists()
         assert answered_at_kill < N_ITEMS // 2  # killed mid-way, not after the end
 
-        resumed_job = _start(script, sim.base_url, store, out)
+        resumed_job = judge_job(sim.base_url, store, out, N_ITEMS, *FLAGS)
         _, err = resumed_job.communicate(timeout=120)
         assert resumed_job.returncode == 0, err.decode()
         answered_ok = collections.Counter(
@@ -106,17 +59,9 @@ def test_sigkill_mid_run_then_resume(tmp_path) -> None:
 
     # The same study run uninterrupted (fresh simulator, fresh store) gives the same table.
     with run_simulator(SIM) as sim:
-        client = OpenAIJudge(
-            "sim-judge", base_url=sim.base_url, provider="simulator", endpoint="judgekit-simulator"
-        )  # the same endpoint identity as the job's, on another port
-        reference = judge(
-            _items(),
-            load_rubric("riddle_accuracy"),
-            client,
-            batch_size=2,
-            store=tmp_path / "reference.sqlite",
-            progress=False,
-            structured=False,
+        # the same endpoint identity as the job's, on another port
+        reference = run_job(
+            sim.base_url, tmp_path / "reference.sqlite", N_ITEMS, endpoint="judgekit-simulator"
         )
     assert (reference["attempt"] > 1).any(), "the fault mix should force some re-asks"
     measured = ["latency_s", "cached_tokens"]  # timing and provider cache state differ

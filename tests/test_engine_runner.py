@@ -243,28 +243,19 @@ def test_offline_replays_an_exported_store_and_fails_clearly_when_incomplete(tmp
         sim_client = client(sim)
     with ResponseStore(store_path) as store:
         shared = store.export(tmp_path / "shared" / "replies.jsonl.gz")
+
     # The simulator is gone: an offline run must not touch the network.
-    offline = judge(
-        riddle_items(6),
-        ACCURACY,
-        sim_client,
-        batch_size=2,
-        store=shared,
-        offline=True,
-        progress=False,
-    )
+    def replay(n_items: int) -> pd.DataFrame:
+        return judge(
+            riddle_items(n_items), ACCURACY, sim_client, batch_size=2, store=shared,
+            offline=True, progress=False,
+        )  # fmt: skip
+
+    offline = replay(6)
     pd.testing.assert_frame_equal(online, offline)
     assert offline.attrs["api_calls"] == 0
     with pytest.raises(OfflineStoreMissError, match="no stored reply"):
-        judge(
-            riddle_items(7),
-            ACCURACY,
-            sim_client,
-            batch_size=2,
-            store=shared,
-            offline=True,
-            progress=False,
-        )
+        replay(7)
 
 
 def test_echoed_score_lines_cannot_score_other_items(tmp_path) -> None:

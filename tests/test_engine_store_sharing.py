@@ -3,81 +3,32 @@ offline replay of the store equals the table each process returned."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pandas as pd
+from judge_job import run_job
 
-from judgekit import config
-from judgekit.engine import OpenAIJudge, ResponseStore, judge
+from judgekit.engine import ResponseStore
 from judgekit.engine.storelock import lock_path
-from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.types import Item
 
 N_ITEMS = 24
-SCRIPT = """
-import sys
-from judgekit.engine import OpenAIJudge, ResponseStore, judge
-from judgekit.rubrics import load_rubric
-from judgekit.types import Item
-
-base_url, store_path, out_path, n_items = sys.argv[1:5]
-items = [
-    Item(str(i), {"Question": f"Riddle {i}?", "Answer": f"Answer {i}", "Ref_Answer": f"Ref {i}"})
-    for i in range(1, int(n_items) + 1)
-]
-client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator", max_concurrency=2)
-table = judge(items, load_rubric("riddle_accuracy"), client, batch_size=2, store=store_path,
-              progress=False, structured=False, runs=2)
-table.to_parquet(out_path)
-"""
 # A noisy judge: the same request answered twice would likely get another score.
 SIM = SimulatorConfig(latency_s=0.25, noise_rate=0.5, malformed={"missing_rows": 0.2}, seed=4)
 
 
-def test_two_processes_on_one_store_pay_each_request_once(tmp_path) -> None:
-    script = tmp_path / "job.py"
-    script.write_text(SCRIPT)
+def test_two_processes_on_one_store_pay_each_request_once(tmp_path, judge_job) -> None:
     store = tmp_path / "store.sqlite"
-    env = {**os.environ, "PYTHONPATH": str(config.ROOT)}
     outs = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    flags = ("--concurrency", "2", "--runs", "2")
     with run_simulator(SIM) as sim:
-        jobs = [
-            subprocess.Popen(
-                [sys.executable, str(script), sim.base_url, str(store), str(out), str(N_ITEMS)],
-                env=env,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for out in outs
-        ]
-        errors = [job.communicate(timeout=120)[1] for job in jobs]
+        jobs = [judge_job(sim.base_url, store, out, N_ITEMS, *flags) for out in outs]
+        errors = [job.communicate(timeout=120)[1].decode() for job in jobs]
         assert [job.returncode for job in jobs] == [0, 0], errors
         paid = len(sim.requests)
         base_url = sim.base_url
     with ResponseStore.open_readonly(store) as opened:
         assert opened.counts() == {"pending": 0, "ok": paid, "error": 0}  # each paid once
     assert sum("waiting for" in text for text in errors) == 1  # the second one said it waits
-    items = [
-        Item(
-            str(i), {"Question": f"Riddle {i}?", "Answer": f"Answer {i}", "Ref_Answer": f"Ref {i}"}
-        )
-        for i in range(1, N_ITEMS + 1)
-    ]
-    client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator")
-    replay = judge(
-        items,
-        load_rubric("riddle_accuracy"),
-        client,
-        batch_size=2,
-        store=store,
-        progress=False,
-        structured=False,
-        runs=2,
-        offline=True,
-    )
+    replay = run_job(base_url, store, N_ITEMS, runs=2, offline=True)
     for out in outs:
         pd.testing.assert_frame_equal(pd.read_parquet(out), replay, check_dtype=False)
     assert lock_path(store).exists()  # the lock file stays; it is free, not removed

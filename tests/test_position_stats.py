@@ -189,7 +189,7 @@ def test_shuffled_runs_put_items_at_different_places_with_a_recorded_seed(steady
 
 
 def test_weighted_kappa_helper_agrees_with_sklearn(steady) -> None:
-    from judgekit.stats.position import batch_run_summary
+    from judgekit.stats.run_summary import batch_run_summary
 
     summary = batch_run_summary(steady, HUMAN, REASONING.scale.allowed)
     first = steady[(steady["run"] == 1) & (steady["status"] == "ok")]

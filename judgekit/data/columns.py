@@ -147,31 +147,13 @@ def validate_frame(
     id_position = columns.index(id_column)
     seen: dict[str, int] = {}
     for position, value in enumerate(frame[id_column].tolist()):
-        if is_empty(value):
-            raise DataError(
-                source,
-                "empty ID",
-                row=row_label(frame, position),
-                column=id_column,
-                position=id_position,
-            )
         text = str(value).strip()
-        invisible = _INVISIBLE.search(text)
-        if invisible:
+        problem = "empty ID" if is_empty(value) else _id_problem(text, seen, frame)
+        if problem:
             raise DataError(
                 source,
-                f"ID {text!r} contains an invisible character (U+{ord(invisible.group()):04X}); "
-                "delete it so the judge can write the ID back",
+                problem,
                 row=row_label(frame, position),
-                column=id_column,
-                position=id_position,
-            )
-        if text in seen:
-            first, second = row_label(frame, seen[text]), row_label(frame, position)
-            raise DataError(
-                source,
-                f"duplicate ID '{text}' (also in {_row_words(first)})",
-                row=second,
                 column=id_column,
                 position=id_position,
             )
@@ -189,6 +171,19 @@ def validate_frame(
                     column=name,
                     position=column_position,
                 )
+
+
+def _id_problem(text: str, seen: dict[str, int], frame: pd.DataFrame) -> str:
+    """What is wrong with one non-empty ID (empty when nothing): invisible or repeated."""
+    invisible = _INVISIBLE.search(text)
+    if invisible:
+        return (
+            f"ID {text!r} contains an invisible character (U+{ord(invisible.group()):04X}); "
+            "delete it so the judge can write the ID back"
+        )
+    if text in seen:
+        return f"duplicate ID '{text}' (also in {_row_words(row_label(frame, seen[text]))})"
+    return ""
 
 
 def _row_words(label: int | str) -> str:

@@ -47,8 +47,9 @@ from judgekit.engine.providers import (
     resolve_api_key,
     resolve_base_url,
 )
+from judgekit.engine.replies import chat_reply
 from judgekit.engine.tokens import estimate_message_tokens
-from judgekit.types import ChatReply, ChatRequest, StructuredMode, TopLogprobs, Usage
+from judgekit.types import ChatReply, ChatRequest, StructuredMode
 
 logger = logging.getLogger(__name__)
 
@@ -105,39 +106,6 @@ class _Failure:
     rate_limited: bool = False
     fatal: bool = False
     unreachable: bool = False  # a 400, or no HTTP answer at all: fatal before any success
-
-
-def _top_logprobs(choice: Any) -> TopLogprobs | None:
-    """Per generated token, its alternatives most likely first, the emitted token always in.
-
-    An endpoint may sample a token outside the top alternatives it lists; that token is then
-    added at its place by logprob, so the parser can see what was really written. Positions
-    without any alternatives (``top_logprobs=0``) stay empty: there is no distribution there.
-    """
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    if not content:
-        return None
-    positions = []
-    for token in content:
-        alternatives = [(alt.token, float(alt.logprob)) for alt in (token.top_logprobs or ())]
-        if alternatives and all(alt != token.token for alt, _ in alternatives):
-            alternatives.append((token.token, float(token.logprob)))
-            alternatives.sort(key=lambda alt: -alt[1])
-        positions.append(tuple(alternatives))
-    return tuple(positions)
-
-
-def _usage(response: Any) -> Usage:
-    usage = getattr(response, "usage", None)
-    if usage is None:
-        return Usage()
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    return Usage(
-        prompt_tokens=int(usage.prompt_tokens or 0),
-        completion_tokens=int(usage.completion_tokens or 0),
-        cached_tokens=int(cached or 0),
-    )
 
 
 class OpenAIJudge:
@@ -315,25 +283,12 @@ class OpenAIJudge:
 
     def _reply(self, raw: Any, latency_s: float, attempts: int) -> ChatReply:
         response = raw.parse()
-        if not response.choices:
-            raise ValueError("reply has no choices")
-        choice = response.choices[0]
-        message = choice.message
-        # DeepSeek and older vLLM send reasoning_content; vLLM and OpenRouter send reasoning
-        reasoning = getattr(message, "reasoning_content", None) or getattr(
-            message, "reasoning", None
-        )
-        return ChatReply(
-            text=message.content or "",
+        return chat_reply(
+            response,
             model=str(response.model or self._model),
-            usage=_usage(response),
             latency_s=latency_s,
-            finish_reason=choice.finish_reason,
             request_id=raw.headers.get("x-request-id") or response.id,
-            top_logprobs=_top_logprobs(choice),
             http_attempts=attempts,
-            reasoning=reasoning if isinstance(reasoning, str) else None,
-            refusal=getattr(message, "refusal", None) or None,
         )
 
     def _give_up(self, failure: _Failure, attempt: int, reason: str) -> JudgeCallError:

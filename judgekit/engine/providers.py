@@ -17,7 +17,9 @@ Structured modes (how a JSON schema is enforced):
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -62,144 +64,20 @@ class ProviderPreset:
     notes: str = ""
 
 
-PROVIDERS: dict[str, ProviderPreset] = {
-    preset.name: preset
-    for preset in (
-        ProviderPreset(
-            name="openai",
-            base_url="https://api.openai.com/v1",
-            api_key_env="OPENAI_API_KEY",
-            key_required=True,
-            structured_mode="json_schema",
-            supports_seed=True,
-            supports_logprobs=True,
-            supports_batch_api=True,
-            max_tokens_param="max_completion_tokens",
-            notes="Chat Completions with strict JSON-schema outputs; reasoning models reject "
-            "temperature and logprobs, so use a non-reasoning judge or override the preset.",
-        ),
-        ProviderPreset(
-            name="azure",
-            base_url=None,
-            api_key_env="AZURE_OPENAI_API_KEY",
-            key_required=True,
-            structured_mode="json_schema",
-            supports_seed=True,
-            supports_logprobs=True,
-            supports_batch_api=True,
-            max_tokens_param="max_completion_tokens",
-            notes="Azure OpenAI's v1 API: pass base_url='https://<resource>.openai.azure.com/"
-            "openai/v1/' and the deployment name as the model.",
-        ),
-        ProviderPreset(
-            name="gemini",
-            base_url="https://generativelanguage.googleapis.com/v1beta/openai/",
-            api_key_env="GEMINI_API_KEY",
-            key_required=True,
-            structured_mode="json_schema",
-            supports_seed=False,
-            supports_logprobs=False,
-            supports_batch_api=False,
-            notes="Gemini's OpenAI-compatible endpoint accepts response_format JSON schemas; "
-            "seed and logprobs are not assumed to be honoured there.",
-        ),
-        ProviderPreset(
-            name="anthropic",
-            base_url="https://api.anthropic.com/v1/",
-            api_key_env="ANTHROPIC_API_KEY",
-            key_required=True,
-            structured_mode="none",
-            supports_seed=False,
-            supports_logprobs=False,
-            supports_batch_api=False,
-            notes="Anthropic's OpenAI SDK compatibility layer ignores response_format, seed "
-            "and logprobs, and clamps temperature to [0, 1]; plain prompting only.",
-        ),
-        ProviderPreset(
-            name="openrouter",
-            base_url="https://openrouter.ai/api/v1",
-            api_key_env="OPENROUTER_API_KEY",
-            key_required=True,
-            structured_mode="json_schema",
-            supports_seed=True,
-            supports_logprobs=True,
-            supports_batch_api=False,
-            notes="A router: JSON schema, seed and logprobs are forwarded but only honoured "
-            "when the upstream model supports them.",
-        ),
-        ProviderPreset(
-            name="perplexity",
-            base_url="https://api.perplexity.ai",
-            api_key_env="PERPLEXITY_API_KEY",
-            key_required=True,
-            structured_mode="json_schema",
-            supports_seed=False,
-            supports_logprobs=False,
-            supports_batch_api=False,
-            notes="Sonar models accept JSON-schema response_format; no seed, no logprobs.",
-        ),
-        ProviderPreset(
-            name="vllm",
-            base_url="http://localhost:8000/v1",
-            api_key_env="VLLM_API_KEY",
-            key_required=False,
-            structured_mode="guided_json",
-            supports_seed=True,
-            supports_logprobs=True,
-            supports_batch_api=False,
-            notes="vLLM's OpenAI server with guided decoding via extra_body guided_json; "
-            "the key is only checked when the server was started with --api-key.",
-        ),
-        ProviderPreset(
-            name="ollama",
-            base_url="http://localhost:11434/v1",
-            api_key_env="OLLAMA_API_KEY",
-            key_required=False,
-            structured_mode="json_schema",
-            supports_seed=True,
-            supports_logprobs=False,
-            supports_batch_api=False,
-            notes="Ollama's /v1 compatibility endpoint (structured outputs since 0.5); "
-            "logprobs are not assumed.",
-        ),
-        ProviderPreset(
-            name="llamacpp",
-            base_url="http://localhost:8080/v1",
-            api_key_env="LLAMA_API_KEY",
-            key_required=False,
-            structured_mode="json_object_schema",
-            supports_seed=True,
-            supports_logprobs=True,
-            supports_batch_api=False,
-            notes="llama.cpp server or llama-cpp-python[server]: JSON object mode with a "
-            "schema compiled to a grammar; logprobs on chat completions.",
-        ),
-        ProviderPreset(
-            name="simulator",
-            base_url=None,
-            api_key_env="JUDGEKIT_SIMULATOR_API_KEY",
-            key_required=False,
-            structured_mode="json_schema",
-            supports_seed=True,
-            supports_logprobs=True,
-            supports_batch_api=True,
-            notes="judgekit.simulator: pass its handle's base_url; any key is accepted.",
-        ),
-    )
-}
+def _load_presets() -> dict[str, ProviderPreset]:
+    """Read the preset table shipped beside this module (``providers.toml``)."""
+    table = tomllib.loads(resources.files(__package__).joinpath("providers.toml").read_text())
+    return {
+        name: ProviderPreset(name=name, base_url=fields.pop("base_url", None), **fields)
+        for name, fields in table.items()
+    }
 
+
+_PRESETS = _load_presets()
 #: A preset for an unnamed OpenAI-compatible endpoint: plain prompting, nothing assumed.
-GENERIC = ProviderPreset(
-    name="generic",
-    base_url=None,
-    api_key_env="OPENAI_API_KEY",
-    key_required=False,
-    structured_mode="none",
-    supports_seed=True,
-    supports_logprobs=False,
-    supports_batch_api=False,
-    notes="Any OpenAI-compatible server: the seed is sent, JSON schemas and logprobs are not.",
-)
+GENERIC = _PRESETS.pop("generic")
+#: The named presets, by name (the table lives in ``providers.toml``).
+PROVIDERS: dict[str, ProviderPreset] = _PRESETS
 
 
 def get_provider(name: str | None) -> ProviderPreset:

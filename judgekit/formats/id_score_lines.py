@@ -240,14 +240,9 @@ def _verdict(item_id: str, found: list[_Record], reply: ReplyInput) -> ItemVerdi
     if len(own) < len(found):
         reply.log.add("echoed_text_ignored")
     if len({(r.value, r.out_of) for r in own}) > 1:
-        shown = [None if r.value is None else describe_value(r.value) for r in own]
-        return ItemVerdict.unscored(
-            item_id,
-            Status.DUPLICATE,
-            f"ID {item_id} was given {len(own)} times with different scores {shown}",
-            "\n".join(r.raw for r in own),
-            values=shown,
-        )
+        shown = _shown(own)
+        why = f"ID {item_id} was given {len(own)} times with different scores {shown}"
+        return _unscored(item_id, Status.DUPLICATE, why, own)
     if len(own) > 1:
         reply.log.add("repeated_identical_line")
     record = own[0]
@@ -283,14 +278,17 @@ def _unknown(written: str, found: list[_Record], matcher: IdMatcher) -> ItemVerd
         why = f"ID {written!r} matches several expected IDs as a number ({', '.join(candidates)})"
     else:
         why = f"ID {written!r} is not in this batch"
-    values = [None if r.value is None else describe_value(r.value) for r in found]
-    return ItemVerdict.unscored(
-        written,
-        Status.UNKNOWN_ID,
-        f"{why}; its score is ignored",
-        "\n".join(r.raw for r in found),
-        values=values,
-    )
+    return _unscored(written, Status.UNKNOWN_ID, f"{why}; its score is ignored", found)
+
+
+def _shown(records: list[_Record]) -> list[int | float | None]:
+    return [None if r.value is None else describe_value(r.value) for r in records]
+
+
+def _unscored(item_id: str, status: Status, why: str, records: list[_Record]) -> ItemVerdict:
+    """An unscored verdict keeping every reading's raw line and value (never as a score)."""
+    raw = "\n".join(r.raw for r in records)
+    return ItemVerdict.unscored(item_id, status, why, raw, values=_shown(records))
 
 
 def schema(scale: Scale, item_ids: Sequence[str], criteria: Sequence[Criterion]) -> dict[str, Any]:

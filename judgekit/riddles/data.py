@@ -17,6 +17,7 @@ import pandas as pd
 from judgekit import config
 from judgekit.data.errors import DataError
 from judgekit.data.tables import read_table
+from judgekit.types import CANONICAL_COLUMNS
 
 #: v1 model letters as the v1 README names them.
 V1_MODEL_NAMES: Mapping[str, str] = {
@@ -47,12 +48,7 @@ V2_RATERS: Mapping[str, str] = {
 V2_DIMENSIONS: Mapping[str, str] = {"Acc": "accuracy", "Rea": "reasoning", "Gra": "grammar"}
 RATER_ORDER: tuple[str, ...] = ("Human", "Perplexity", "GPT", "Gemini", "Claude")
 V1_COLUMNS: tuple[str, ...] = (
-    "ID",
-    "Question",
-    "Answer",
-    "Ref_Answer",
-    "Reasoning",
-    "Ref_Reasoning",
+    *CANONICAL_COLUMNS,
     "Riddle_ID",
     "Model",
     "Model_Name",

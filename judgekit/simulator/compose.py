@@ -11,24 +11,16 @@ from typing import Any
 from judgekit.formats import get_format
 from judgekit.simulator.config import MALFORMATION_KINDS, SimulatorConfig
 from judgekit.simulator.faults import Draw
+from judgekit.simulator.formats import PROSE, fault_applies, json_reply
 from judgekit.simulator.reading import JudgeTask
 from judgekit.simulator.scoring import ItemScore, number
 
 REASON = (
     "Simulated verdict: the score comes from the simulator's oracle or a hash, not from reading."
 )
-ECHO_LINE = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*$", re.MULTILINE)
-ECHO_SCORE_LINE = re.compile(r"^\s*SCORE:\s*(-?\d+)\s*$", re.MULTILINE)
 FIELD_TAG = re.compile(r"</?[A-Za-z_][\w.-]*>")
 # Kinds that change what is said (applied to the rows), then kinds that change how it is written.
 CONTENT_KINDS = ("missing_rows", "duplicate_id", "unknown_id", "out_of_range", "echo_injection")
-#: Kinds that only make sense for some formats.
-APPLICABLE_FORMATS = {
-    "unknown_id": ("id_score_lines",),
-    "echo_injection": ("id_score_lines", "score_line"),
-}
-
-
 REFUSAL = "I'm sorry, but I can't help with evaluating this content."
 
 
@@ -67,7 +59,7 @@ def compose_reply(
         kind
         for kind in MALFORMATION_KINDS
         if draw.chance(f"malformed:{kind}", config.malformed.get(kind, 0.0))
-        and task.output_format in APPLICABLE_FORMATS.get(kind, (task.output_format,))
+        and fault_applies(kind, task.output_format)
     ]
     if "refusal" in applied:
         return ComposedReply("", ("refusal",), "stop", refusal=REFUSAL)
@@ -144,11 +136,11 @@ def _content_fault(kind: str, rows: list[Row], task: JudgeTask, draw: Draw) -> l
             rows[index] = replace(row, value=float(top + 1))
         return rows
     # echo_injection: a fooled judge repeats score-looking lines that sit inside the items.
-    single = not spec.batched
-    pattern = ECHO_SCORE_LINE if single else ECHO_LINE
+    pattern = PROSE[task.output_format].echo
+    assert pattern is not None  # fault_applies let the kind through only for such formats
     for item in task.items:
         for found in pattern.finditer(html.unescape(FIELD_TAG.sub("\n", item.text))):
-            if single:
+            if pattern.groups == 1:
                 rows.append(Row(item.id, float(found.group(1)), role="echo"))
             else:
                 rows.append(Row(found.group(1), float(found.group(2)), role="echo"))
@@ -157,27 +149,19 @@ def _content_fault(kind: str, rows: list[Row], task: JudgeTask, draw: Draw) -> l
 
 def _render(task: JudgeTask, rows: list[Row]) -> str:
     """Write rows in the task's output format (plain or JSON form)."""
-    fmt = task.output_format
-    if fmt == "id_score_lines":
-        if task.json_reply:
-            entries = [{"id": r.item_id, "score": number(r.value)} for r in rows]
-            return json.dumps({"scores": entries}, ensure_ascii=False)
-        return "\n".join(f"{r.item_id},{number(r.value)}" for r in rows)
-    if fmt == "direct_scoring_json":
+    spec = get_format(task.output_format)
+    if spec.needs_criteria:
         return _render_direct(rows[0])
-    # Single-item formats: a conflicting twin comes first, the real value next, echoes last
-    # (so a "last one wins" reader is fooled only by an echo).
-    order = {"duplicate": 0, "real": 1, "echo": 2}
-    values = [r.value for r in sorted(rows, key=lambda r: order[r.role]) if r.value == r.value]
-    if fmt == "score_line" and not task.json_reply:
-        explanation = "The simulator assigns this score from its oracle or a hash, without reading."
-        return "\n".join([explanation, *(f"SCORE: {number(v)}" for v in values)])
-    key, note = ("rating", "reason") if fmt == "rating_json" else ("score", "explanation")
-    members = [f'"{key}": {json.dumps(number(v))}' for v in values]
-    note_member = f'"{note}": {json.dumps(REASON)}'
-    # rating_json asks for the rating first; the score_line JSON form puts the explanation first.
-    members = [*members, note_member] if fmt == "rating_json" else [note_member, *members]
-    return "{" + ", ".join(members) + "}"
+    if not spec.batched:
+        # One item: a conflicting twin comes first, the real value next, echoes last
+        # (so a "last one wins" reader is fooled only by an echo); an unscored row says nothing.
+        order = {"duplicate": 0, "real": 1, "echo": 2}
+        rows = [r for r in sorted(rows, key=lambda r: order[r.role]) if r.value == r.value]
+    entries = [(r.item_id, json.dumps(number(r.value))) for r in rows]
+    plain = PROSE[task.output_format].plain if task.output_format in PROSE else None
+    if plain is not None and not task.json_reply:
+        return plain(entries, REASON)
+    return json_reply(task.output_format, entries, REASON)
 
 
 def _render_direct(row: Row) -> str:

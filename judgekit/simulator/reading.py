@@ -1,8 +1,9 @@
 """Read a chat-completions request the way the simulated judge needs it.
 
 What is read: the ``<item id="...">`` blocks of the last user message, the output format (from
-the JSON schema sent with the request, else from the prompt text), the scale, and for direct
-scoring the announced criteria. Nothing is read for meaning.
+the JSON schema sent with the request, else from the prompt text; see
+:mod:`judgekit.simulator.formats`), the scale, and for direct scoring the announced criteria.
+Nothing is read for meaning.
 """
 
 from __future__ import annotations
@@ -11,9 +12,14 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from judgekit.types import OutputFormat
+from judgekit.simulator.formats import (
+    default_scale,
+    format_from_prompt,
+    format_from_schema,
+)
+from judgekit.simulator.formats import schema_scale as schema_scale_of
 
 ITEM_PATTERN = re.compile(r'<item id="([^"]*)">(.*?)</item>', re.DOTALL)
 CRITERION_PATTERN = re.compile(
@@ -35,13 +41,6 @@ SCALE_RANGE_PATTERNS = (
     re.compile(r"(\d+)\s*[-–]\s*(\d+) scale", re.IGNORECASE),
     re.compile(r"SCORING \((\d+)\s*[-–]\s*(\d+)\)", re.IGNORECASE),
 )
-#: Scale used when neither the schema, the prompt nor the config names one.
-DEFAULT_SCALES: Mapping[str, tuple[int, ...]] = {
-    "id_score_lines": (0, 1, 2, 3, 4, 5),
-    "rating_json": tuple(range(11)),
-    "score_line": (1, 2, 3, 4),
-    "direct_scoring_json": (1, 2, 3, 4, 5),
-}
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ class JudgeTask:
     """Everything the simulated judge takes from one request."""
 
     items: tuple[SimItem, ...]
-    output_format: OutputFormat
+    output_format: str
     json_reply: bool
     allowed: tuple[int, ...]
     criteria: tuple[CriterionSpec, ...]
@@ -104,46 +103,6 @@ def request_schema(body: Mapping[str, Any]) -> tuple[dict[str, Any] | None, bool
     return None, False
 
 
-def _enum_or_range(spec: Mapping[str, Any]) -> tuple[int, ...] | None:
-    if "enum" in spec:
-        return tuple(sorted(int(v) for v in spec["enum"]))
-    if "minimum" in spec and "maximum" in spec:
-        return tuple(range(int(spec["minimum"]), int(spec["maximum"]) + 1))
-    return None
-
-
-def format_from_schema(
-    schema: Mapping[str, Any],
-) -> tuple[OutputFormat | None, tuple[int, ...] | None]:
-    """Identify the output format and the scale (allowed + abstain values) from a schema."""
-    props = cast(Mapping[str, Any], schema.get("properties") or {})
-    if "overallScore" in props:
-        return "direct_scoring_json", None
-    if "rating" in props:
-        return "rating_json", _enum_or_range(props["rating"])
-    if "scores" in props:
-        entry = cast(
-            Mapping[str, Any], (props["scores"].get("items") or {}).get("properties") or {}
-        )
-        if "criterion" in entry:
-            return "direct_scoring_json", None
-        return "id_score_lines", _enum_or_range(entry.get("score", {}))
-    if "score" in props:
-        return "score_line", _enum_or_range(props["score"])
-    return None, None
-
-
-def format_from_prompt(instructions: str) -> OutputFormat:
-    """Guess the output format from prompt text outside the items."""
-    if "overallScore" in instructions:
-        return "direct_scoring_json"
-    if '"rating"' in instructions:
-        return "rating_json"
-    if "SCORE:" in instructions or '"explanation"' in instructions:
-        return "score_line"
-    return "id_score_lines"
-
-
 def scale_from_prompt(instructions: str) -> tuple[int, ...] | None:
     """Find a stated scale ("(0 / 3 / 5)", "scale of 0 to 10", "1-4 scale", ...) in the prompt."""
     for pattern in SCALE_LIST_PATTERNS:
@@ -177,8 +136,9 @@ def read_task(body: Mapping[str, Any], *, forced_scale: tuple[int, ...] | None) 
     )
     instructions = system + "\n" + ITEM_PATTERN.sub("", last_user)
     schema, json_reply = request_schema(body)
-    schema_format, schema_scale = format_from_schema(schema) if schema else (None, None)
+    schema_format = format_from_schema(schema) if schema else None
     output_format = schema_format or format_from_prompt(instructions)
+    schema_scale = schema_scale_of(output_format, schema) if schema_format and schema else None
     criteria = tuple(
         CriterionSpec(
             name=m.group("name"),
@@ -192,7 +152,7 @@ def read_task(body: Mapping[str, Any], *, forced_scale: tuple[int, ...] | None) 
         forced_scale
         or _non_negative(schema_scale)
         or scale_from_prompt(instructions)
-        or DEFAULT_SCALES[output_format]
+        or default_scale(output_format)
     )
     max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
     return JudgeTask(

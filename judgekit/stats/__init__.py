@@ -7,8 +7,8 @@ rows were set aside, ``n_dropped`` / ``dropped_reason``. Bootstraps take an expl
 resample whole clusters when ``Columns.cluster`` is set.
 
 Modules by kind: estimators (:mod:`.agreement`, :mod:`.multirater`, :mod:`.correlation`,
-:mod:`.coverage`, :mod:`.consistency`, :mod:`.bias`, :mod:`.position`), tests and their
-families (:mod:`.tests`), and seed 004's validation protocol (:mod:`.protocol`).
+:mod:`.coverage`, :mod:`.consistency`, :mod:`.bias`, :mod:`.position`, :mod:`.run_summary`),
+tests and their families (:mod:`.tests`), and seed 004's validation protocol (:mod:`.protocol`).
 """
 
 from judgekit.stats._prep import Columns
@@ -33,12 +33,12 @@ from judgekit.stats.correlation import correlation, correlation_from_pairs
 from judgekit.stats.coverage import Coverage, score_coverage
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
 from judgekit.stats.position import (
-    batch_run_summary,
     leniency_drift_verdict,
     position_effects,
     position_profile,
 )
 from judgekit.stats.protocol import human_agreement, seed004_report
+from judgekit.stats.run_summary import batch_run_summary
 from judgekit.stats.status import status_summary
 
 __all__ = [

@@ -22,12 +22,11 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 ScaleLike = Scale | Sequence[float] | None
 
+#: An estimate with its standard error and confidence bounds, in the order every table uses.
+INTERVAL_COLUMNS: tuple[str, ...] = ("estimate", "se", "ci_low", "ci_high")
 #: Output columns every estimate row carries, in order.
 RESULT_COLUMNS: tuple[str, ...] = (
-    "estimate",
-    "se",
-    "ci_low",
-    "ci_high",
+    *INTERVAL_COLUMNS,
     "n",
     "method",
     "ci_method",
@@ -307,3 +306,35 @@ def order_columns(frame: pd.DataFrame, leading: Sequence[str]) -> pd.DataFrame:
     std = [c for c in RESULT_COLUMNS if c in frame.columns and c not in first]
     rest = [c for c in frame.columns if c not in first and c not in std]
     return frame[first + std + rest]
+
+
+@dataclass(frozen=True)
+class PairedScores:
+    """Two raters' usable scores joined on item, the scale levels, and each item's cluster."""
+
+    pairs: Pairs
+    levels: tuple[float, ...]
+    clusters: IntArray | None
+
+
+def paired_scores(
+    df: pd.DataFrame, rater_a: object, rater_b: object, scale: ScaleLike, columns: Columns
+) -> PairedScores:
+    """Join two raters on item, check the scale, and number each kept item's cluster."""
+    usable = usable_scores(df, columns, scale)
+    if scale is not None:
+        chosen = usable.scores[usable.scores["rater"].isin([rater_a, rater_b])]
+        check_on_scale(chosen["score"], scale_values(scale, []), columns.score)
+    pairs = pair_scores(usable, rater_a, rater_b)
+    levels = scale_values(scale, np.concatenate([pairs.a, pairs.b]))
+    clusters = cluster_codes(pairs.items, item_clusters(df, columns))
+    return PairedScores(pairs=pairs, levels=levels, clusters=clusters)
+
+
+def two_rater_table(
+    row: dict[str, object], rater_a: object, rater_b: object, pairs: Pairs
+) -> pd.DataFrame:
+    """One two-rater result row as a table: the raters first, what was set aside kept."""
+    named = {**row, "rater_a": rater_a, "rater_b": rater_b, "n_dropped": pairs.n_dropped}
+    named["dropped_reason"] = pairs.dropped_reason
+    return order_columns(pd.DataFrame([named]), ["rater_a", "rater_b"])

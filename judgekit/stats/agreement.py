@@ -16,7 +16,6 @@ kappa is ``1 - sum(v * O) / sum(v * E)`` with observed and chance-expected cell 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
@@ -37,17 +36,12 @@ from judgekit.stats._prep import (
     Columns,
     FloatArray,
     IntArray,
-    Pairs,
     ScaleLike,
-    check_on_scale,
-    cluster_codes,
-    item_clusters,
     level_codes,
     order_columns,
-    pair_scores,
+    paired_scores,
     result_row,
-    scale_values,
-    usable_scores,
+    two_rater_table,
 )
 from judgekit.types import UsageError
 
@@ -108,29 +102,6 @@ def kappa_se(table: FloatArray, v: FloatArray) -> float:
     wbar = (w @ c)[:, None] + (r @ w)[None, :]
     spread = np.sum(p * (w - wbar * (1 - kappa)) ** 2) - (kappa - pe * (1 - kappa)) ** 2
     return float(np.sqrt(max(spread, 0.0) / (n * (1 - pe) ** 2)))
-
-
-@dataclass(frozen=True)
-class PairedScores:
-    """Two raters' usable scores joined on item, the scale levels, and each item's cluster."""
-
-    pairs: Pairs
-    levels: tuple[float, ...]
-    clusters: IntArray | None
-
-
-def paired_scores(
-    df: pd.DataFrame, rater_a: object, rater_b: object, scale: ScaleLike, columns: Columns
-) -> PairedScores:
-    """Join two raters on item, check the scale, and number each kept item's cluster."""
-    usable = usable_scores(df, columns, scale)
-    if scale is not None:
-        chosen = usable.scores[usable.scores["rater"].isin([rater_a, rater_b])]
-        check_on_scale(chosen["score"], scale_values(scale, []), columns.score)
-    pairs = pair_scores(usable, rater_a, rater_b)
-    levels = scale_values(scale, np.concatenate([pairs.a, pairs.b]))
-    clusters = cluster_codes(pairs.items, item_clusters(df, columns))
-    return PairedScores(pairs=pairs, levels=levels, clusters=clusters)
 
 
 def undefined_reason(a: FloatArray, b: FloatArray, names: tuple[str, str]) -> str:
@@ -258,9 +229,7 @@ def cohen_kappa(
         clusters=joined.clusters,
         names=(str(rater_a), str(rater_b)),
     )
-    row.update(rater_a=rater_a, rater_b=rater_b, n_dropped=pairs.n_dropped)
-    row["dropped_reason"] = pairs.dropped_reason
-    return order_columns(pd.DataFrame([row]), ["rater_a", "rater_b"])
+    return two_rater_table(row, rater_a, rater_b, pairs)
 
 
 def pairwise_kappa(

@@ -33,7 +33,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from judgekit.stats._bootstrap import SeedLike, as_generator
-from judgekit.stats._prep import Columns, describe_drops, require_columns
+from judgekit.stats._prep import INTERVAL_COLUMNS, Columns, describe_drops, require_columns
 from judgekit.stats.significance import permutation_within_clusters
 from judgekit.types import UsageError
 
@@ -42,10 +42,7 @@ BIAS_COLUMNS: tuple[str, ...] = (
     "judge",
     "method",
     "term",
-    "estimate",
-    "se",
-    "ci_low",
-    "ci_high",
+    *INTERVAL_COLUMNS,
     "p_value",
     "n",
     "n_clusters",

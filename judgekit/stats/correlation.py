@@ -21,12 +21,9 @@ from judgekit.stats._prep import (
     Columns,
     FloatArray,
     IntArray,
-    cluster_codes,
-    item_clusters,
-    order_columns,
-    pair_scores,
+    paired_scores,
     result_row,
-    usable_scores,
+    two_rater_table,
 )
 from judgekit.types import UsageError
 
@@ -189,8 +186,8 @@ def correlation(
         One row: rater_a, rater_b, estimate, se, ci_low, ci_high, n, method, ci_method,
         n_dropped, dropped_reason, note, p_value (scipy's test of zero correlation).
     """
-    usable = usable_scores(df, columns)
-    pairs = pair_scores(usable, rater_a, rater_b)
+    joined = paired_scores(df, rater_a, rater_b, None, columns)
+    pairs = joined.pairs
     row = correlation_from_pairs(
         pairs.a,
         pairs.b,
@@ -199,9 +196,7 @@ def correlation(
         n_boot=n_boot,
         seed=seed,
         level=level,
-        clusters=cluster_codes(pairs.items, item_clusters(df, columns)),
+        clusters=joined.clusters,
         names=(str(rater_a), str(rater_b)),
     )
-    row.update(rater_a=rater_a, rater_b=rater_b, n_dropped=pairs.n_dropped)
-    row["dropped_reason"] = pairs.dropped_reason
-    return order_columns(pd.DataFrame([row]), ["rater_a", "rater_b"])
+    return two_rater_table(row, rater_a, rater_b, pairs)

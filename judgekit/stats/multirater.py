@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -174,17 +174,24 @@ def no_variation(counts: IntArray, constant_ok: bool = False) -> str:
     return ""
 
 
+class _Boot(NamedTuple):
+    """The interval an estimator was asked for: method (None: no interval), replicates, seed."""
+
+    ci: BootCI
+    n_boot: int
+    seed: SeedLike | None
+    level: float
+
+
 def _estimate(
     stat_of: Callable[[IntArray], PatternStat],
     data: LevelCounts,
-    *,
     method: str,
-    ci: BootCI,
-    n_boot: int,
-    seed: SeedLike | None,
-    level: float,
+    boot: _Boot,
+    *,
     constant_ok: bool = False,
 ) -> pd.DataFrame:
+    ci, n_boot, seed, level = boot
     patterns, pattern_counts, pattern_of_item = unique_patterns(data.counts)
     stat = stat_of(patterns)
     n = int(pattern_counts.sum())
@@ -249,11 +256,8 @@ def krippendorff_alpha(
     return _estimate(
         lambda patterns: alpha_stat(patterns, data.levels, level_of_measurement),
         data,
-        method=f"krippendorff_alpha[{level_of_measurement}]",
-        ci=ci,
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
+        f"krippendorff_alpha[{level_of_measurement}]",
+        _Boot(ci, n_boot, seed, level),
     )
 
 
@@ -278,11 +282,8 @@ def fleiss_kappa(
     return _estimate(
         lambda patterns: chance_corrected_stat(patterns, np.eye(len(data.levels)), "fleiss"),
         data,
-        method="fleiss_kappa",
-        ci=ci,
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
+        "fleiss_kappa",
+        _Boot(ci, n_boot, seed, level),
     )
 
 
@@ -315,10 +316,7 @@ def gwet_ac(
     return _estimate(
         lambda patterns: chance_corrected_stat(patterns, agree, "gwet"),
         data,
-        method=name,
-        ci=ci,
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
+        name,
+        _Boot(ci, n_boot, seed, level),
         constant_ok=True,
     )

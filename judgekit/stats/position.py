@@ -28,6 +28,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats as scipy_stats
 
+from judgekit.stats._prep import INTERVAL_COLUMNS
+
 Adjust = Literal["item", "human", "difference"]
 Human = Mapping[str, float] | pd.Series
 
@@ -48,10 +50,7 @@ VERDICT_RULE = (
 EFFECT_COLUMNS: tuple[str, ...] = (
     "group",
     "term",
-    "estimate",
-    "se",
-    "ci_low",
-    "ci_high",
+    *INTERVAL_COLUMNS,
     "p_value",
     "span",
     "n",
@@ -350,61 +349,3 @@ def position_profile(
             }
         )
     return pd.DataFrame(records, columns=list(PROFILE_COLUMNS))
-
-
-#: Statuses meaning "the reply could not be read for this row" (the engine's re-ask statuses).
-FAILED_READ_STATUSES: frozenset[str] = frozenset(
-    {"missing", "unparseable", "out_of_range", "duplicate"}
-)
-
-
-def batch_run_summary(
-    judgments: pd.DataFrame,
-    human: Human,
-    levels: Sequence[float],
-    *,
-    weights: Literal["linear", "quadratic"] | None = "quadratic",
-    level: float = 0.95,
-) -> dict[str, object]:
-    """Agreement, failure rates and token use of one ``judge()`` table.
-
-    Kappa pairs the judge's ok scores of the first variant's first run with the human scores on
-    ``levels`` (off-scale human labels and unscored rows are left out, counted in
-    ``n_dropped``). Rates are shares of all judged rows (item x run x variant); token counts
-    are summed over distinct requests (re-asks included) and divided by those rows.
-    """
-    from judgekit.stats.agreement import kappa_from_pairs
-
-    rows = judgments[judgments["status"] != "unknown_id"]
-    reasked = rows["attempt"] > 1
-    unread_first = reasked | rows["status"].isin(FAILED_READ_STATUSES)
-    requests = judgments.drop_duplicates("request_hash")
-    first = rows[(rows["variant"] == rows["variant"].iloc[0]) & (rows["run"] == rows["run"].min())]
-    truth = human_series(human)
-    paired = first[first["status"] == "ok"].assign(human=first["item_id"].astype(str).map(truth))
-    paired = paired[paired["human"].isin([float(v) for v in levels])]
-    kappa = kappa_from_pairs(
-        paired["score"].to_numpy(float),
-        paired["human"].to_numpy(float),
-        tuple(float(v) for v in levels),
-        weights=weights,
-        level=level,
-    )
-    judged = len(rows)
-    return {
-        "n_items": int(rows["item_id"].nunique()),
-        "rows_judged": judged,
-        "requests": len(requests),
-        "kappa": kappa["estimate"],
-        "kappa_ci_low": kappa["ci_low"],
-        "kappa_ci_high": kappa["ci_high"],
-        "kappa_n": kappa["n"],
-        "kappa_method": kappa["method"],
-        "n_dropped": len(first) - len(paired),
-        "first_ask_failure_rate": float(unread_first.mean()),
-        "reask_rate": float(reasked.mean()),
-        "final_failure_rate": float(rows["status"].isin(FAILED_READ_STATUSES | {"error"}).mean()),
-        "prompt_tokens_per_item": float(requests["prompt_tokens"].sum()) / judged,
-        "cached_tokens_per_item": float(requests["cached_tokens"].sum()) / judged,
-        "completion_tokens_per_item": float(requests["completion_tokens"].sum()) / judged,
-    }

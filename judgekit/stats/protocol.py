@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
-from typing import Literal
+from typing import Literal, TypedDict
 
+import numpy as np
 import pandas as pd
 
 from judgekit.stats._bootstrap import CIMethod, SeedLike, as_generator
@@ -115,6 +116,13 @@ def _base_variant(
     return base
 
 
+def _first_run(judged: pd.DataFrame, run_col: str) -> pd.DataFrame:
+    """The rows of the judge's first run (all rows when there is no run column)."""
+    if run_col not in judged.columns:
+        return judged
+    return judged[judged[run_col] == judged[run_col].min()]
+
+
 def _coverage_check(
     table: pd.DataFrame,
     judge: object,
@@ -140,7 +148,59 @@ def _coverage_check(
     }
 
 
-# Over 80 lines: the signature spells out the protocol's thresholds; the body is its four checks.
+class _Bootstrap(TypedDict):
+    """The bootstrap settings every check of one report shares (one generator, drawn in turn)."""
+
+    n_boot: int
+    seed: np.random.Generator
+    level: float
+
+
+def _run_check(
+    base: pd.DataFrame | None, scale: ScaleLike, target: float, boot: _Bootstrap, columns: Columns
+) -> dict[str, object]:
+    """Run consistency of the base variant over runs (``columns.rater`` names the run).
+
+    ``base`` is None when the judge has a single run: the check is reported as skipped.
+    """
+    if base is None:
+        return _skipped("run_consistency", "share_identical", "needs at least two runs")
+    runs = run_consistency(
+        base,
+        scale=scale,
+        target=target,
+        **boot,
+        columns=columns,
+    ).summary
+    return {"check": "run_consistency", **_record(runs.iloc[0])}
+
+
+def _paraphrase_check(
+    first: pd.DataFrame | None,
+    scale: ScaleLike,
+    threshold: float,
+    weighting: tuple[Weights, WeightBasis],
+    boot: _Bootstrap,
+    columns: Columns,
+) -> dict[str, object]:
+    """Paraphrase sensitivity over the first run's variants (``columns.rater`` names them).
+
+    ``first`` is None when the judge has a single variant: the check is reported as skipped.
+    """
+    if first is None:
+        return _skipped("paraphrase_sensitivity", "min_kappa", "needs at least two variants")
+    para = paraphrase_sensitivity(
+        first,
+        scale=scale,
+        threshold=threshold,
+        weights=weighting[0],
+        weight_basis=weighting[1],
+        **boot,
+        columns=columns,
+    ).summary
+    return {"check": "paraphrase_sensitivity", **_record(para.iloc[0])}
+
+
 def seed004_report(
     df: pd.DataFrame,
     *,
@@ -183,63 +243,34 @@ def seed004_report(
     humans = df[df[rater_col] == human]
     if judged.empty or humans.empty:
         raise ValueError(f"no rows for judge {judge!r} or human {human!r} in {rater_col!r}")
-    has_runs = run_col in judged.columns and judged[run_col].nunique() > 1
-    has_variants = variant_col in judged.columns and judged[variant_col].nunique() > 1
-    first_run = judged[run_col].min() if run_col in judged.columns else None
     base = _base_variant(judged, judge, variant_col, base_variant)
-    single = base if first_run is None else base[base[run_col] == first_run]
+    single, first = _first_run(base, run_col), _first_run(judged, run_col)
     rows: list[dict[str, object]] = []
 
+    with_humans = pd.concat([single, humans])
+    boot = _Bootstrap(n_boot=n_boot, seed=rng, level=level)
     agreement = human_agreement(
-        pd.concat([single, humans]),
-        judge,
-        human,
-        scale=scale,
-        threshold=kappa_threshold,
-        pass_rule=pass_rule,
-        weights=weights,
-        weight_basis=weight_basis,
-        n_boot=n_boot,
-        seed=rng,
-        level=level,
-        columns=columns,
-    ).iloc[0]
+        with_humans, judge, human, scale=scale, threshold=kappa_threshold, pass_rule=pass_rule,
+        weights=weights, weight_basis=weight_basis, columns=columns, **boot,
+    ).iloc[0]  # fmt: skip
     rows.append({**_record(agreement), "statistic": "kappa_vs_human"})
 
-    if has_runs:
-        runs = run_consistency(
-            base,
-            scale=scale,
-            target=consistency_target,
-            n_boot=n_boot,
-            seed=rng,
-            level=level,
-            columns=replace(columns, rater=run_col),
-        ).summary
-        rows.append({"check": "run_consistency", **_record(runs.iloc[0])})
-    else:
-        rows.append(_skipped("run_consistency", "share_identical", "needs at least two runs"))
-
-    if has_variants:
-        first = judged if first_run is None else judged[judged[run_col] == first_run]
-        para = paraphrase_sensitivity(
-            first,
-            scale=scale,
-            threshold=paraphrase_threshold,
-            weights=weights,
-            weight_basis=weight_basis,
-            n_boot=n_boot,
-            seed=rng,
-            level=level,
-            columns=replace(columns, rater=variant_col),
-        ).summary
-        rows.append({"check": "paraphrase_sensitivity", **_record(para.iloc[0])})
-    else:
-        rows.append(_skipped("paraphrase_sensitivity", "min_kappa", "needs at least two variants"))
-
+    has_runs = run_col in judged.columns and judged[run_col].nunique() > 1
+    has_variants = variant_col in judged.columns and judged[variant_col].nunique() > 1
+    by_run = replace(columns, rater=run_col)
+    rows.append(_run_check(base if has_runs else None, scale, consistency_target, boot, by_run))
     rows.append(
-        _coverage_check(pd.concat([single, humans]), judge, human, scale, min_share_used, columns)
+        _paraphrase_check(
+            first if has_variants else None,
+            scale,
+            paraphrase_threshold,
+            (weights, weight_basis),
+            boot,
+            replace(columns, rater=variant_col),
+        )
     )
+
+    rows.append(_coverage_check(with_humans, judge, human, scale, min_share_used, columns))
     report = pd.DataFrame(rows).reindex(columns=list(REPORT_COLUMNS))
     report["passed"] = report["passed"].astype("boolean")
     report["note"] = report["note"].fillna("")

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from judgekit.engine import judge
-from judgekit.stats.position import Human, batch_run_summary
+from judgekit.stats.position import Human
+from judgekit.stats.run_summary import batch_run_summary
 from judgekit.types import Item, JudgeClient, Rubric
 
 

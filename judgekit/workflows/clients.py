@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from judgekit.local.model import SMOLLM2_FILE
 from judgekit.local.server import (
     DEFAULT_MODEL_ALIAS,
     DEFAULT_N_CTX,
-    SMOLLM2_FILE,
     LocalJudgeServer,
     LocalServerConfig,
     LocalServerError,
