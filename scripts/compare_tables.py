@@ -1,7 +1,8 @@
 """Compare the tables of a fresh run with a stored baseline, numbers within a tolerance.
 
 Every ``*.csv`` under the baseline folder must exist at the same relative path in the run
-folder, with the same columns and rows; numeric cells may differ by ``--rtol``/``--atol``
+folder, with every baseline column (a run may add columns: they are new results, not changed
+ones) and the same rows; numeric cells may differ by ``--rtol``/``--atol``
 (``numpy.isclose``; two missing values are equal), every other cell must be equal. Columns that
 hold a measurement of the machine rather than a result (``--ignore``, default ``wall_time_s``)
 are not compared. Files only in the run are ignored. Exit status 0 when every table matches,
@@ -39,8 +40,9 @@ def table_differences(
     ignore: tuple[str, ...] = MEASURED_COLUMNS,
 ) -> list[str]:
     """Describe how ``actual`` differs from ``expected`` (an empty list when they match)."""
-    if list(expected.columns) != list(actual.columns):
-        return [f"columns {list(actual.columns)} instead of {list(expected.columns)}"]
+    absent = [c for c in expected.columns if c not in actual.columns]
+    if absent:
+        return [f"columns {absent} are missing"]
     if len(expected) != len(actual):
         return [f"{len(actual)} rows instead of {len(expected)}"]
     problems = []
