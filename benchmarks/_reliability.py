@@ -152,7 +152,8 @@ from judgekit.types import Item
 
 base_url, store_path, out_path, items_path, batch_size = sys.argv[1:6]
 items = [Item(i["id"], i["fields"]) for i in json.load(open(items_path, encoding="utf-8"))]
-client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator", max_concurrency=2)
+client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator", max_concurrency=2,
+                     endpoint="simulator")  # one judge, whatever port it is on
 table = judge(items, load_rubric("riddle_accuracy"), client, batch_size=int(batch_size),
               store=store_path, progress=False, structured=False)
 table.to_parquet(out_path)
@@ -223,7 +224,14 @@ def _start_job(folder: Path, base_url: str, name: str, batch_size: int) -> subpr
 
 def _judge_here(items: Sequence[Item], base_url: str, store: Path, batch_size: int) -> pd.DataFrame:
     """The job's judging call, in this process (the reference run and the resume)."""
-    client = OpenAIJudge("sim-judge", base_url=base_url, provider="simulator", max_concurrency=2)
+    # Every simulator here is the same judge on another port: one endpoint name for the store.
+    client = OpenAIJudge(
+        "sim-judge",
+        base_url=base_url,
+        provider="simulator",
+        max_concurrency=2,
+        endpoint="simulator",
+    )
     table = judge(
         items,
         load_rubric("riddle_accuracy"),

@@ -57,6 +57,7 @@ def test_echoes_and_missing_rows_never_give_a_wrong_ok(
         result = CliRunner().invoke(app, args)
         echoed = sum("echo_injection" in r.malformations for r in sim.requests)
     assert result.output.count("Traceback") == 0, result.output
+    assert (tmp_path / "out.csv").is_file(), (result.output, repr(result.exception))
     table = pd.read_csv(tmp_path / "out.csv", dtype={"item_id": str})
     assert echoed > 0 or not fault_applies("echo_injection", rubric.output_format)
     ok = table[table["status"] == "ok"]

@@ -121,7 +121,7 @@ def _plain_line(item_id: str, reply: ReplyInput) -> ItemVerdict:
         return verdict_for_value(item_id, value, reply.scale, raw=raw, log=reply.log)
     other_json = [v for v in find_json_values(reply.text) if isinstance(v.value, dict)]
     if "echoed_text_ignored" in reply.log.as_tuple():
-        reason = "the only JSON answer is copied from the item's own text, not the judge's answer"
+        reason = "the only JSON answer repeats an item's text or the prompt's example"
     elif other_json:
         keys = sorted({str(key) for v in other_json for key in v.value})
         reason = f"the reply's JSON has no 'rating' key (keys: {', '.join(keys)})"

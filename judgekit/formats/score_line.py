@@ -73,8 +73,8 @@ def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:
     if not own:
         if readings:
             reason = (
-                "the only score line is copied from the item's own text, so it is not the "
-                "judge's answer"
+                "the only score line repeats an item's text or the prompt's example, so it is "
+                "not the judge's answer"
             )
             raw = "\n".join(r.raw for r in readings)
             return (ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, raw),)

@@ -333,13 +333,14 @@ def finish(prepared: Prepared, judgments: pd.DataFrame, err: TextIO) -> None:
         )
 
 
-def execute(command: JudgeCommand, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None = None) -> None:
     """Run ``judgekit judge``: check, (dry-run or) judge, write, summarise.
 
     Raises:
         UsageError: A mistake found before any call (one line).
         RunFailed: The run ended without doing its job (one line; outputs are written).
     """
+    out, err = out or sys.stdout, err or sys.stderr  # the streams of the moment, not of import
     prepared = prepare(command)
     check_options(prepared)
     describe_inputs(prepared, err)

@@ -78,7 +78,7 @@ def plan_report(study: Study) -> list[ReportStep]:
     ]  # fmt: skip
 
 
-def run_report(folder: str | Path, err: TextIO = sys.stderr) -> Path:
+def run_report(folder: str | Path, err: TextIO | None = None) -> Path:
     """Execute the report notebooks on a study folder; return ``DIR/report``.
 
     Raises:
@@ -87,6 +87,7 @@ def run_report(folder: str | Path, err: TextIO = sys.stderr) -> Path:
     """
     from judgekit.workflows.paper import NotebookRun, execute
 
+    err = err or sys.stderr
     root = Path(folder)
     if not root.is_dir():
         raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
