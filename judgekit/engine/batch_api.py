@@ -99,13 +99,7 @@ class _CollectingSession(JudgeSession):
         if stored is not None and (
             stored.reply is not None or request_hash in self.collector.give_up
         ):
-            return CallOutcome(
-                stored.request_hash,
-                stored.reply,
-                stored.error,
-                replayed=True,
-                failed_attempts=stored.failed_attempts,
-            )
+            return CallOutcome.replay(stored)
         self.collector.pending.setdefault(request_hash, PendingRequest(key, self.batch_index))
         return CallOutcome(request_hash, None, "deferred to the Batch API", replayed=False)
 
