@@ -113,14 +113,7 @@ async def _collect_mode(session: JudgeSession, plan: RunPlan) -> list[dict[str, 
     rows: list[dict[str, Any]] = []
     for batch in plan.batches:
         collecting = _CollectingSession(**shared, collector=collector, batch_index=batch.index)
-        rows += await judge_items(
-            collecting,
-            batch.items,
-            variant=plan.variant,
-            run=plan.run,
-            batch_index=batch.index,
-            batch_label=batch.label,
-        )
+        rows += await judge_items(collecting, plan, batch)
     return rows
 
 
