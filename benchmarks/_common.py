@@ -72,6 +72,14 @@ def rubric_items(rubric_name: str, limit: int | None = None) -> tuple[Any, list[
     return rubric, items, source
 
 
+def scored_items(
+    rubric_name: str, limit: int | None = None
+) -> tuple[Any, list[Item], dict[str, float]]:
+    """A rubric, its riddle items and the simulator's oracle score for each of them."""
+    rubric, items, _ = rubric_items(rubric_name, limit)
+    return rubric, items, oracle_scores(items, rubric.scale.allowed)
+
+
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A GitHub markdown table (numbers already formatted by the caller)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
@@ -79,11 +87,18 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
     return "\n".join(lines)
 
 
-def arguments(description: str) -> argparse.Namespace:
-    """Parse the common ``--metrics PATH`` option."""
+def begin_benchmark(description: str) -> tuple[argparse.Namespace, str]:
+    """Begin a benchmark: keep progress bars out of the tables, parse ``--metrics PATH``.
+
+    Returns:
+        The parsed options and the one-line description of the riddle items the tables use.
+    """
+    os.environ.setdefault("TQDM_DISABLE", "1")
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--metrics", type=Path, default=None, help="write headline numbers here")
-    return parser.parse_args()
+    options = parser.parse_args()
+    _, _, source = rubric_items("riddle_accuracy")
+    return options, source
 
 
 def write_metrics(path: Path | None, metrics: Mapping[str, Any]) -> None:
@@ -107,8 +122,3 @@ class Stopwatch:
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.started
-
-
-def quiet_environment() -> None:
-    """Keep library progress bars out of the printed tables."""
-    os.environ.setdefault("TQDM_DISABLE", "1")

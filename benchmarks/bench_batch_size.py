@@ -22,11 +22,9 @@ import pandas as pd
 
 from benchmarks._common import (
     LATENCY_S,
-    arguments,
+    begin_benchmark,
     markdown_table,
-    oracle_scores,
-    quiet_environment,
-    rubric_items,
+    scored_items,
     write_metrics,
 )
 from judgekit.engine import OpenAIJudge
@@ -40,8 +38,7 @@ CONTEXT_TOKENS = 128_000
 
 def measure(rubric_name: str, mode: str, sizes: tuple[int, ...]) -> pd.DataFrame:
     """One row per batch size: tokens per item, requests and wall time."""
-    rubric, items, _ = rubric_items(rubric_name)
-    oracle = oracle_scores(items, rubric.scale.allowed)
+    rubric, items, oracle = scored_items(rubric_name)
     extra: dict[str, Any] = {"context_tokens": CONTEXT_TOKENS} if mode == "conversation" else {}
     with run_simulator(SimulatorConfig(oracle=oracle, latency_s=LATENCY_S)) as sim:
         client = OpenAIJudge("sim-judge", base_url=sim.base_url, provider="simulator")
@@ -52,9 +49,7 @@ def measure(rubric_name: str, mode: str, sizes: tuple[int, ...]) -> pd.DataFrame
 
 
 def main() -> None:
-    args = arguments(__doc__ or "")
-    quiet_environment()
-    _, _, source = rubric_items("riddle_accuracy")
+    args, source = begin_benchmark(__doc__ or "")
     results = pd.concat(
         [measure(name, "independent", SIZES) for name in RUBRICS]
         + [measure(name, "conversation", SIZES[1:]) for name in RUBRICS]

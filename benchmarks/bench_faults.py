@@ -27,11 +27,10 @@ import yaml
 from benchmarks._common import (
     LATENCY_S,
     Stopwatch,
-    arguments,
+    begin_benchmark,
     markdown_table,
-    oracle_scores,
-    quiet_environment,
     rubric_items,
+    scored_items,
     write_metrics,
 )
 from benchmarks._reliability import judge_under_faults, kill_and_resume
@@ -49,8 +48,7 @@ CORPUS = config.ROOT / "tests" / "bad_inputs"
 
 def fault_rows() -> tuple[list[list[Any]], dict[str, int]]:
     """One table row per fault rate, and the worst counts over all rates."""
-    rubric, items, _ = rubric_items("riddle_accuracy")
-    oracle = oracle_scores(items, rubric.scale.allowed)
+    rubric, items, oracle = scored_items("riddle_accuracy")
     rows, worst = [], {"lost": 0, "wrong": 0, "unexplained": 0}
     for rate in RATES:
         with Stopwatch() as clock:
@@ -137,9 +135,7 @@ def bad_input_rows() -> tuple[list[list[Any]], int, int]:
 
 
 def main() -> None:
-    args = arguments(__doc__ or "")
-    quiet_environment()
-    _, _, source = rubric_items("riddle_accuracy")
+    args, source = begin_benchmark(__doc__ or "")
     rows, worst = fault_rows()
     print(f"Fault injection. Items: {source}; {RUNS} runs, {FAULT_BATCH}-row batches.\n")
     print(

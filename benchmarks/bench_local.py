@@ -23,9 +23,8 @@ from typing import Any
 
 from benchmarks._common import (
     Stopwatch,
-    arguments,
+    begin_benchmark,
     markdown_table,
-    quiet_environment,
     rubric_items,
     write_metrics,
 )
@@ -60,9 +59,8 @@ def _rate(tokens: float, milliseconds: float) -> float:
 
 
 def main() -> None:
-    options = arguments(__doc__ or "")
-    quiet_environment()
-    rubric, items, source = rubric_items("riddle_accuracy", limit=BATCH * BATCHES)
+    options, source = begin_benchmark(__doc__ or "")
+    rubric, items, _ = rubric_items("riddle_accuracy", limit=BATCH * BATCHES)
     load_before = os.getloadavg()
     with (
         tempfile.TemporaryDirectory(prefix="bench-local-") as log_dir,

@@ -37,11 +37,9 @@ import openai
 from benchmarks._common import (
     LATENCY_S,
     Stopwatch,
-    arguments,
+    begin_benchmark,
     markdown_table,
-    oracle_scores,
-    quiet_environment,
-    rubric_items,
+    scored_items,
     write_metrics,
 )
 from judgekit.data import make_batches
@@ -160,10 +158,8 @@ def run_inspect(items: Sequence[Item], rubric: Any, base_url: str) -> dict[str, 
 
 
 def main() -> None:
-    args = arguments(__doc__ or "")
-    quiet_environment()
-    rubric, items, source = rubric_items("riddle_accuracy")
-    oracle = oracle_scores(items, rubric.scale.allowed)
+    args, source = begin_benchmark(__doc__ or "")
+    rubric, items, oracle = scored_items("riddle_accuracy")
     contenders = {
         "judgekit": lambda url: run_judgekit(items, rubric, url, rubric.default_batch_size),
         "judgekit, 1 item/call": lambda url: run_judgekit(items, rubric, url, 1),

@@ -41,11 +41,11 @@ from typing import Any
 from benchmarks._common import (
     LATENCY_S,
     Stopwatch,
-    arguments,
+    begin_benchmark,
     markdown_table,
     oracle_scores,
-    quiet_environment,
     rubric_items,
+    scored_items,
     synthetic_items,
     write_metrics,
 )
@@ -183,10 +183,8 @@ def request_limit_table(results: Sequence[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    args = arguments(__doc__ or "")
-    quiet_environment()
-    rubric, items, source = rubric_items("riddle_accuracy")
-    oracle = oracle_scores(items, rubric.scale.allowed)
+    args, source = begin_benchmark(__doc__ or "")
+    rubric, items, oracle = scored_items("riddle_accuracy")
     with run_simulator(SimulatorConfig(oracle=oracle)) as sim:
         client = OpenAIJudge("sim-judge", base_url=sim.base_url, provider="simulator")
         judge(items, rubric, client, batch_size=BATCH, structured=False, progress=False)

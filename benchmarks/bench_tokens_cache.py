@@ -29,11 +29,9 @@ import pandas as pd
 from benchmarks._common import (
     LATENCY_S,
     Stopwatch,
-    arguments,
+    begin_benchmark,
     markdown_table,
-    oracle_scores,
-    quiet_environment,
-    rubric_items,
+    scored_items,
     write_metrics,
 )
 from judgekit.engine import OpenAIJudge, judge
@@ -45,8 +43,7 @@ RUNS = 3
 
 def token_cost(rubric_name: str) -> list[dict[str, Any]]:
     """Prompt tokens per row with the rubric's batches and with one item per call."""
-    rubric, items, _ = rubric_items(rubric_name)
-    oracle = oracle_scores(items, rubric.scale.allowed)
+    rubric, items, oracle = scored_items(rubric_name)
     rows = []
     for batch in (rubric.default_batch_size, 1):
         with run_simulator(SimulatorConfig(oracle=oracle)) as sim:
@@ -70,8 +67,7 @@ def token_cost(rubric_name: str) -> list[dict[str, Any]]:
 
 def rerun_cost() -> dict[str, Any]:
     """Wall time and API calls of a study run, then re-run from its store."""
-    rubric, items, _ = rubric_items("riddle_accuracy")
-    oracle = oracle_scores(items, rubric.scale.allowed)
+    rubric, items, oracle = scored_items("riddle_accuracy")
     tables: list[pd.DataFrame] = []
     result: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -102,9 +98,7 @@ def rerun_cost() -> dict[str, Any]:
 
 
 def main() -> None:
-    args = arguments(__doc__ or "")
-    quiet_environment()
-    _, _, source = rubric_items("riddle_accuracy")
+    args, source = begin_benchmark(__doc__ or "")
     cost_rows = [row for name in RUBRICS for row in token_cost(name)]
     print(f"Items: {source}.\n")
     print(

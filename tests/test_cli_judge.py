@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import http.server
 import io
-import json
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+from json_endpoint import JsonEndpoint
 
 from judgekit.data import DataError
 from judgekit.engine import JudgeOptions
@@ -113,17 +114,9 @@ def test_outputs_honour_the_umask(tmp_path: Path, items_csv: Path) -> None:
     assert oct((tmp_path / "t.parquet").stat().st_mode & 0o777) == oct(0o640)
 
 
-class _Unauthorized(http.server.BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = json.dumps({"error": {"message": "Incorrect API key", "type": "auth"}}).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+class _Unauthorized(JsonEndpoint):
+    def answer(self) -> tuple[int, dict[str, Any]]:
+        return 401, {"error": {"message": "Incorrect API key", "type": "auth"}}
 
 
 def test_a_rejected_key_ends_the_run_in_one_line(

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+from typing import Any
 
 import pytest
+from json_endpoint import JsonEndpoint
 
 from judgekit import config
 from judgekit.engine import GENERIC, PROVIDERS, MissingAPIKeyError, OpenAIJudge
@@ -20,35 +21,24 @@ KEY_VARIABLES = sorted({preset.api_key_env for preset in PRESETS})
 REQUEST = ChatRequest(messages=({"role": "user", "content": "Score: 1"},), options={})
 
 
-class _CapturingHandler(BaseHTTPRequestHandler):
+class _CapturingHandler(JsonEndpoint):
     """Answers every chat request with one fixed reply and records its Authorization header."""
 
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+    def answer(self) -> tuple[int, dict[str, Any]]:
         self.server.seen.append(self.headers.get("Authorization", ""))  # type: ignore[attr-defined]
-        body = json.dumps(
-            {
-                "id": "chatcmpl-capture",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": "1"},
-                        "finish_reason": "stop",
-                    }
-                ],
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        """Silent."""
+        return 200, {
+            "id": "chatcmpl-capture",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "1"},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
 
 
 @pytest.fixture

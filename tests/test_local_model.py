@@ -166,19 +166,26 @@ def test_structured_replies_parse_on_every_run(server: LocalJudgeServer, rubric_
     assert table.groupby("run").size().tolist() == [len(items), len(items)]
 
 
+def _judge_once(
+    server: LocalJudgeServer, rubric_name: str, *, structured: bool, max_tokens: int
+) -> pd.DataFrame:
+    """The rubric's local test items judged once by ``server``, with no re-asks."""
+    return judge(
+        _items(rubric_name),
+        _rubric(rubric_name),
+        local_judge_client(server),
+        structured=structured,
+        max_tokens=max_tokens,
+        max_reasks=0,
+        progress=False,
+    )
+
+
 def _replies_from_a_fresh_server(log_dir: Path) -> list[str]:
     replies: list[str] = []
     with LocalJudgeServer(log_dir=log_dir) as fresh:
         for rubric_name in ("riddle_grammar", "riddle_accuracy", "factual_accuracy"):
-            table = judge(
-                _items(rubric_name),
-                _rubric(rubric_name),
-                local_judge_client(fresh),
-                structured=True,
-                max_tokens=MAX_TOKENS,
-                max_reasks=0,
-                progress=False,
-            )
+            table = _judge_once(fresh, rubric_name, structured=True, max_tokens=MAX_TOKENS)
             replies += table["raw_reply"].tolist()
     return replies
 
@@ -197,15 +204,7 @@ def test_two_runs_at_temperature_zero_give_identical_replies(tmp_path: Path) -> 
 def test_plain_replies_become_scores_or_explicit_statuses(
     server: LocalJudgeServer, rubric_name: str
 ) -> None:
-    table = judge(
-        _items(rubric_name),
-        _rubric(rubric_name),
-        local_judge_client(server),
-        structured=False,
-        max_tokens=PLAIN_MAX_TOKENS,
-        max_reasks=0,
-        progress=False,
-    )
+    table = _judge_once(server, rubric_name, structured=False, max_tokens=PLAIN_MAX_TOKENS)
     _assert_explicit(table, rubric_name)
     assert (table["raw_reply"].str.len() > 0).all()
 

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -186,13 +187,18 @@ def test_async_client_many_concurrent_requests_are_all_logged() -> None:
         assert sim.stats()["requests"] == 0 and len(sim.requests) == 0
 
 
-def test_files_and_batches_endpoints_with_the_sync_client() -> None:
-    line = {
-        "custom_id": "c1",
+def _batch_line(custom_id: str, items: dict[str, str]) -> dict[str, Any]:
+    """One line of a Batch API input file: a chat request that judges ``items``."""
+    return {
+        "custom_id": custom_id,
         "method": "POST",
         "url": "/v1/chat/completions",
-        "body": {"model": "m", "messages": messages({"7": "x"})},
+        "body": {"model": "m", "messages": messages(items)},
     }
+
+
+def test_files_and_batches_endpoints_with_the_sync_client() -> None:
+    line = _batch_line("c1", {"7": "x"})
     with run_simulator(SimulatorConfig(oracle={"7": 3}, batch_polls_to_complete=2)) as sim:
         client = client_for(sim)
         uploaded = client.files.create(
@@ -221,12 +227,7 @@ def test_files_and_batches_endpoints_with_the_sync_client() -> None:
 
 
 def test_batch_validation_failure_and_cancel() -> None:
-    good = {
-        "custom_id": "a",
-        "method": "POST",
-        "url": "/v1/chat/completions",
-        "body": {"model": "m", "messages": messages({"1": "x"})},
-    }
+    good = _batch_line("a", {"1": "x"})
     with run_simulator(SimulatorConfig(batch_delay_s=60)) as sim:
         client = client_for(sim)
         duplicated = (json.dumps(good) + "\n") * 2
@@ -253,12 +254,7 @@ def test_batch_validation_failure_and_cancel() -> None:
 
 
 def test_async_client_batch_round_trip() -> None:
-    line = {
-        "custom_id": "x",
-        "method": "POST",
-        "url": "/v1/chat/completions",
-        "body": {"model": "m", "messages": messages({"5": "y"})},
-    }
+    line = _batch_line("x", {"5": "y"})
 
     async def go(base_url: str) -> str:
         async with openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0) as client:

@@ -99,13 +99,7 @@ class _CollectingSession(JudgeSession):
         if stored is not None and (
             stored.reply is not None or request_hash in self.collector.give_up
         ):
-            return CallOutcome(
-                stored.request_hash,
-                stored.reply,
-                stored.error,
-                replayed=True,
-                failed_attempts=stored.failed_attempts,
-            )
+            return CallOutcome.replay(stored)
         self.collector.pending.setdefault(request_hash, PendingRequest(key, self.batch_index))
         return CallOutcome(request_hash, None, "deferred to the Batch API", replayed=False)
 
@@ -119,14 +113,7 @@ async def _collect_mode(session: JudgeSession, plan: RunPlan) -> list[dict[str, 
     rows: list[dict[str, Any]] = []
     for batch in plan.batches:
         collecting = _CollectingSession(**shared, collector=collector, batch_index=batch.index)
-        rows += await judge_items(
-            collecting,
-            batch.items,
-            variant=plan.variant,
-            run=plan.run,
-            batch_index=batch.index,
-            batch_label=batch.label,
-        )
+        rows += await judge_items(collecting, plan, batch)
     return rows
 
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgekit.data import Batch
 from judgekit.engine.plan import RunPlan
 from judgekit.engine.rows import (
     REASK_STATUSES,
@@ -168,23 +169,17 @@ def _placed(row: Row, conversation: int, turn: int) -> Row:
 
 
 async def judge_batch_in_conversation(
-    session: JudgeSession,
-    chat: Conversation,
-    items: Sequence[Item],
-    *,
-    variant: str,
-    run: int,
-    batch_index: int,
-    batch_label: str,
+    session: JudgeSession, chat: Conversation, plan: RunPlan, batch: Batch
 ) -> list[Row]:
-    """Ask one batch as the next turn of ``chat``, then re-ask its failed rows in the chat.
+    """Ask one batch of ``plan`` as the next turn of ``chat``, then re-ask its failed rows there.
 
     Returns the batch's final rows (one per item, then foreign-ID rows), like the engine's
     independent mode, plus the ``conversation`` and ``turn`` where each row was answered.
     """
+    variant, run, batch_index, batch_label = plan.variant, plan.run, batch.index, batch.label
     final: dict[str, Row] = {}
     foreign: list[Row] = []
-    pending = list(items)
+    pending = list(batch.items)
     for attempt in range(1, session.settings.max_reasks + 2):
         label = reask_label(batch_label, attempt)
         system, user = _split_render(session, pending, variant, label)
@@ -215,8 +210,8 @@ async def judge_batch_in_conversation(
         pending = [item for item in pending if Status(final[item.id]["status"]) in REASK_STATUSES]
         if not pending:
             break
-    session.on_items_done(len(items))
-    return [final[item.id] for item in items] + foreign
+    session.on_items_done(len(batch.items))
+    return [final[item.id] for item in batch.items] + foreign
 
 
 async def judge_conversation(
@@ -241,15 +236,7 @@ async def judge_conversation(
     chat = Conversation(system=system, budget=context_tokens)
     rows: list[Row] = []
     for batch in plan.batches:
-        rows += await judge_batch_in_conversation(
-            session,
-            chat,
-            batch.items,
-            variant=plan.variant,
-            run=plan.run,
-            batch_index=batch.index,
-            batch_label=batch.label,
-        )
+        rows += await judge_batch_in_conversation(session, chat, plan, batch)
     return rows
 
 

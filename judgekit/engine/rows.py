@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judgekit.data import Batch
+from judgekit.engine.plan import RunPlan
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.formats import expected_score, expected_scores_by_id, get_format
 from judgekit.types import JUDGMENT_COLUMNS, ChatReply, ChatRequest, Item, ItemVerdict, Status
@@ -216,23 +218,16 @@ def reask_label(batch_label: str, attempt: int) -> str:
     return batch_label if attempt == 1 else f"{batch_label}, re-ask {attempt - 1}"
 
 
-async def judge_items(
-    session: JudgeSession,
-    items: Sequence[Item],
-    *,
-    variant: str,
-    run: int,
-    batch_index: int,
-    batch_label: str,
-) -> list[dict[str, Any]]:
-    """Judge one batch independently, re-asking failed rows; returns its final rows.
+async def judge_items(session: JudgeSession, plan: RunPlan, batch: Batch) -> list[dict[str, Any]]:
+    """Judge one batch of ``plan`` independently, re-asking failed rows; returns its final rows.
 
     If a re-ask call itself fails, the affected rows keep their earlier verdict and carry the
     re-ask's error in ``error``: nothing they said before is thrown away or invented.
     """
+    variant, run, batch_index, batch_label = plan.variant, plan.run, batch.index, batch.label
     final: dict[str, dict[str, Any]] = {}
     foreign: list[dict[str, Any]] = []
-    pending = list(items)
+    pending = list(batch.items)
     for attempt in range(1, session.settings.max_reasks + 2):
         request = session.build_request(
             pending, variant=variant, run=run, batch_label=reask_label(batch_label, attempt)
@@ -249,5 +244,5 @@ async def judge_items(
         pending = [item for item in pending if Status(final[item.id]["status"]) in REASK_STATUSES]
         if not pending:
             break
-    session.on_items_done(len(items))
-    return [final[item.id] for item in items] + foreign
+    session.on_items_done(len(batch.items))
+    return [final[item.id] for item in batch.items] + foreign

@@ -55,19 +55,7 @@ def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
 async def run_independent(session: JudgeSession, plan: RunPlan) -> list[Row]:
     """Send every batch of a run as its own request, concurrently (the client throttles)."""
     async with asyncio.TaskGroup() as group:
-        tasks = [
-            group.create_task(
-                judge_items(
-                    session,
-                    batch.items,
-                    variant=plan.variant,
-                    run=plan.run,
-                    batch_index=batch.index,
-                    batch_label=batch.label,
-                )
-            )
-            for batch in plan.batches
-        ]
+        tasks = [group.create_task(judge_items(session, plan, batch)) for batch in plan.batches]
     return [row for task in tasks for row in task.result()]
 
 

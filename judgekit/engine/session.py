@@ -71,6 +71,17 @@ class CallOutcome:
     replayed: bool
     failed_attempts: int = 0
 
+    @classmethod
+    def replay(cls, stored: StoredCall) -> CallOutcome:
+        """The outcome a stored call gives again, without an API call."""
+        return cls(
+            stored.request_hash,
+            stored.reply,
+            stored.error,
+            replayed=True,
+            failed_attempts=stored.failed_attempts,
+        )
+
 
 @dataclass
 class CallCounters:
@@ -165,13 +176,7 @@ class JudgeSession:
         stored = self.stored(key)
         if stored is not None and (stored.reply is not None or self.settings.offline):
             self.counters.replayed += 1
-            return CallOutcome(
-                stored.request_hash,
-                stored.reply,
-                stored.error,
-                replayed=True,
-                failed_attempts=stored.failed_attempts,
-            )
+            return CallOutcome.replay(stored)
         request_hash = key.hash
         if self.settings.offline:
             where = f"the store at {self.store.path}" if self.store is not None else "no store"

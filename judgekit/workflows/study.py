@@ -39,56 +39,31 @@ CONTEXT_SOURCES: dict[str, str] = {
 }
 
 
+class _InFolder:
+    """A fixed file or folder below a study's root, read as an attribute of the folder."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, folder: StudyFolder, owner: type[StudyFolder]) -> Path:
+        return folder.root / self.name
+
+
 @dataclass(frozen=True)
 class StudyFolder:
-    """Where each file of a study lives (see the module docstring)."""
+    """Where each file of a study lives (see the module docstring for what each one holds)."""
 
     root: Path
 
-    @property
-    def manifest(self) -> Path:
-        """``study.json``."""
-        return self.root / "study.json"
-
-    @property
-    def items(self) -> Path:
-        """``items.csv``."""
-        return self.root / "items.csv"
-
-    @property
-    def judgments(self) -> Path:
-        """``judgments.parquet``."""
-        return self.root / "judgments.parquet"
-
-    @property
-    def judgments_csv(self) -> Path:
-        """``judgments.csv``."""
-        return self.root / "judgments.csv"
-
-    @property
-    def human_labels(self) -> Path:
-        """``human_labels.parquet``."""
-        return self.root / "human_labels.parquet"
-
-    @property
-    def long_labels(self) -> Path:
-        """``labels.csv`` (written by the labelling tool)."""
-        return self.root / "labels.csv"
-
-    @property
-    def scores(self) -> Path:
-        """``scores/``."""
-        return self.root / "scores"
-
-    @property
-    def store(self) -> Path:
-        """``responses.sqlite``."""
-        return self.root / "responses.sqlite"
-
-    @property
-    def report(self) -> Path:
-        """``report/``."""
-        return self.root / "report"
+    manifest = _InFolder("study.json")
+    items = _InFolder("items.csv")
+    judgments = _InFolder("judgments.parquet")
+    judgments_csv = _InFolder("judgments.csv")
+    human_labels = _InFolder("human_labels.parquet")
+    long_labels = _InFolder("labels.csv")  # written by the labelling tool
+    scores = _InFolder("scores")
+    store = _InFolder("responses.sqlite")
+    report = _InFolder("report")
 
 
 def study_items(
