@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import ppi_py
 import pytest
+import scipy.stats
 
 from judgekit.labels import (
     LABEL_TABLE_COLUMNS,
@@ -229,7 +230,15 @@ def test_ppi_estimates_are_ppi_py_run_directly(riddles) -> None:
         point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u)
         row = result.loc[(model, "ppi")]
         assert row["estimate"] == pytest.approx(float(np.ravel(point)[0]), abs=1e-12)
-        assert (row["ci_low"], row["ci_high"]) == pytest.approx((low[0], high[0]), abs=1e-12)
+        # ppi_py's standard error, with Student's t (n - 1 df) where ppi_py puts z.
+        widen = scipy.stats.t.ppf(0.95, mask.sum() - 1) / scipy.stats.norm.ppf(0.95)
+        centre, half = (low[0] + high[0]) / 2, (high[0] - low[0]) / 2
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+            (centre - widen * half, centre + widen * half), abs=1e-12
+        )
+        human = result.loc[(model, "human_only")]
+        t_low, t_high = scipy.stats.t.interval(0.9, len(y) - 1, np.mean(y), scipy.stats.sem(y))
+        assert (human["ci_low"], human["ci_high"]) == pytest.approx((t_low, t_high), abs=1e-12)
         assert result.loc[(model, "human_only"), "n_labelled"] == mask.sum()
         assert result.loc[(model, "judge_only"), "estimate"] == pytest.approx(
             part["judge_score"].mean()
@@ -243,11 +252,11 @@ def test_thirty_labels_and_one_judge_recover_each_models_human_mean(riddles, jud
     ppi = summary.xs("ppi", level="estimator")
     human = summary.xs("human_only", level="estimator")
     pooled = coverage[coverage["estimator"] == "ppi"]["covered"].mean()
-    # 30 labels = 10 per answering model: pooled over models the 95% interval covers the
-    # full-data human mean in 90-98% of subsamples. Per model it dips to ~0.87 for the weaker
-    # judges (the CLT interval with 10 labels undercovers a little), so that bound is looser.
+    # 30 labels = 10 per answering model: for each model the 95% interval covers the full-data
+    # human mean in 90-98% of subsamples (with ppi_py's normal quantile one pair reached 0.86;
+    # the t quantile for 10 labels is what brings it into range).
     assert 0.90 <= pooled <= 0.98, pooled
-    assert ppi["coverage"].between(0.85, 0.98).all(), ppi["coverage"].to_dict()
+    assert ppi["coverage"].between(0.90, 0.98).all(), ppi["coverage"].to_dict()
     assert (ppi["mean_half_width"] < human["mean_half_width"]).all()
     narrower = coverage.pivot_table(
         index=["subsample", "model"], columns="estimator", values="half_width"
@@ -314,3 +323,22 @@ def test_calibration_record_warns_when_judge_or_prompt_change(tmp_path, rubric) 
     )
     assert len(changes) == 2 and changes[0].startswith("judge_model changed")
     assert read_calibration(tmp_path / "absent.json") is None
+
+
+def test_corrected_means_say_why_an_estimate_or_interval_is_missing() -> None:
+    frame = pd.DataFrame(
+        {
+            "model": ["few"] * 6 + ["same"] * 12,
+            "judge_score": [0.0, 3, 5, 5, 3, 0] + [5.0, 3, 5, 0, 5, 5, 3, 5, 0, 5, 5, 3],
+            "human_score": [5.0, 3] + [np.nan] * 4 + [5.0] * 6 + [np.nan] * 6,
+        }
+    )
+    means = corrected_means(frame).set_index(["model", "estimator"])
+    assert means.loc[("few", "ppi"), "note"] == "undefined: fewer than 5 labels"
+    assert np.isnan(means.loc[("few", "human_only"), "estimate"])
+    same = means.loc[("same", "human_only")]
+    assert same["estimate"] == 5.0 and np.isnan(same["ci_low"]) and np.isnan(same["ci_high"])
+    assert same["note"] == "interval undefined: the scores are all equal"
+    assert means.loc[("same", "judge_only"), "note"] == ""
+    # Constant labels tune PPI's lambda to 0 (labels alone): no interval either, not [5, 5].
+    assert means.loc[("same", "ppi"), "note"] == "interval undefined: the scores are all equal"

@@ -5,12 +5,19 @@ judge-only items (``Ŷᵘ``), the PPI estimate of the human mean is
 
     θ̂ = mean(Ŷᵘ) − mean(Ŷ − Y)
 
-(the judge's mean, corrected by its average error on the labelled items) with the CLT interval
-``θ̂ ± z · sqrt(var(Ŷᵘ)/N + var(Ŷ − Y)/n)``; ``ppi_py`` also applies the power-tuning factor
+(the judge's mean, corrected by its average error on the labelled items) with the interval
+``θ̂ ± q · sqrt(var(Ŷᵘ)/N + var(Ŷ − Y)/n)``; ``ppi_py`` also applies the power-tuning factor
 λ (PPI++). Reference: Angelopoulos, Bates, Fannjiang, Jordan, Zrnic, "Prediction-powered
-inference", Science 382 (2023); Angelopoulos, Duchi, Zrnic, "PPI++" (2023). The computation is
-``ppi_py.ppi_mean_ci`` / ``ppi_py.ppi_mean_pointestimate`` itself; this module only arranges
-the data and puts the estimate beside the judge-only and the human-only ones.
+inference", Science 382 (2023); Angelopoulos, Duchi, Zrnic, "PPI++" (2023). The estimate and
+the standard error are ``ppi_py.ppi_mean_pointestimate`` / ``ppi_py.ppi_mean_ci`` themselves.
+
+Small-sample quantile: ``ppi_py`` uses the normal quantile ``z``. A study labels few items per
+model (10 of a 30-label budget over three models), where the error term ``var(Ŷ − Y)/n``
+dominates and is estimated from ``n`` points, and the normal interval undercovers (0.86 for one
+judge–model pair of the riddles study at n = 10). Here ``q`` is Student's ``t`` with ``n − 1``
+degrees of freedom, the textbook correction for a variance estimated from ``n`` labels; it
+tends to ``z`` as ``n`` grows. The human-only and judge-only intervals are the usual
+t-intervals for a mean.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import ppi_py
+from scipy import stats
 
 #: Estimators in the order the output lists them.
 ESTIMATORS: tuple[str, ...] = ("ppi", "judge_only", "human_only")
@@ -27,20 +35,51 @@ def _scalar(value: object) -> float:
     return float(np.ravel(np.asarray(value, dtype=float))[0])
 
 
+def _t_over_z(n: int, level: float) -> float:
+    """How much wider Student's ``t`` (``n − 1`` df) makes a normal interval at ``level``."""
+    upper = (1.0 + level) / 2.0
+    return float(stats.t.ppf(upper, n - 1) / stats.norm.ppf(upper))
+
+
+def _widened(low: object, high: object, factor: float) -> tuple[float, float]:
+    """The interval ``factor`` times as wide about its centre; NaN when it has zero width."""
+    centre, half = (_scalar(low) + _scalar(high)) / 2.0, (_scalar(high) - _scalar(low)) / 2.0
+    if half == 0:
+        return np.nan, np.nan
+    return centre - factor * half, centre + factor * half
+
+
 def ppi_mean(
     human: np.ndarray, judge_labelled: np.ndarray, judge_unlabelled: np.ndarray, level: float
 ) -> tuple[float, float, float]:
-    """PPI estimate and interval of the human mean: ``(estimate, ci_low, ci_high)``."""
-    alpha = 1.0 - level
+    """PPI estimate and interval of the human mean: ``(estimate, ci_low, ci_high)``.
+
+    ``ppi_py``'s interval with its normal quantile replaced by ``t`` at ``len(human) − 1`` df.
+    When every label is the same, power tuning falls back to the labels alone and the interval
+    has zero width: it is NaN instead.
+    """
     estimate = ppi_py.ppi_mean_pointestimate(human, judge_labelled, judge_unlabelled)
-    low, high = ppi_py.ppi_mean_ci(human, judge_labelled, judge_unlabelled, alpha=alpha)
-    return _scalar(estimate), _scalar(low), _scalar(high)
+    low, high = ppi_py.ppi_mean_ci(human, judge_labelled, judge_unlabelled, alpha=1.0 - level)
+    return (_scalar(estimate), *_widened(low, high, _t_over_z(len(human), level)))
 
 
 def classical_mean(values: np.ndarray, level: float) -> tuple[float, float, float]:
-    """Sample mean with the CLT interval ``ppi_py.classical_mean_ci`` gives."""
-    low, high = ppi_py.classical_mean_ci(values, alpha=1.0 - level)
-    return float(np.mean(values)), _scalar(low), _scalar(high)
+    """Sample mean with the textbook t-interval ``mean ± t(n − 1) · s / sqrt(n)``.
+
+    Equal values give no interval (NaN), not a zero-width one.
+    """
+    mean = float(np.mean(values))
+    if np.ptp(values) == 0:
+        return mean, np.nan, np.nan
+    low, high = stats.t.interval(level, len(values) - 1, loc=mean, scale=stats.sem(values))
+    return mean, float(low), float(high)
+
+
+def _note(result: tuple[float, float, float], missing: str) -> str:
+    """Why a row has no estimate (``missing``) or no interval; empty when it has both."""
+    if np.isnan(result[0]):
+        return missing
+    return "interval undefined: the scores are all equal" if np.isnan(result[1]) else ""
 
 
 def corrected_means(
@@ -66,8 +105,9 @@ def corrected_means(
 
     Returns:
         One row per (group, estimator): ``group, estimator, estimate, ci_low, ci_high,
-        half_width, n_labelled, n_judged, n_dropped``. A group with fewer than ``min_labels``
-        labelled items gets NaN for PPI and human-only, never a number.
+        half_width, n_labelled, n_judged, n_dropped, note``. A group with fewer than
+        ``min_labels`` labelled items gets NaN for PPI and human-only, never a number; the
+        ``note`` says why an estimate or interval is missing.
     """
     rows = []
     for name, part in frame.groupby(group, sort=True):
@@ -77,12 +117,21 @@ def corrected_means(
         y = labelled[human].to_numpy(float)
         yhat = labelled[judge].to_numpy(float)
         yhat_u = unlabelled[judge].to_numpy(float)
-        enough = len(y) >= max(min_labels, 2)
+        few = (
+            f"undefined: fewer than {max(min_labels, 2)} labels"
+            if len(y) < max(min_labels, 2)
+            else ""
+        )
         nan3 = (np.nan, np.nan, np.nan)
+        missing = {
+            "ppi": few or ("undefined: fewer than 2 unlabelled items" if len(yhat_u) < 2 else ""),
+            "judge_only": "",
+            "human_only": few,
+        }
         results = {
-            "ppi": ppi_mean(y, yhat, yhat_u, level) if enough and len(yhat_u) >= 2 else nan3,
+            "ppi": nan3 if missing["ppi"] else ppi_mean(y, yhat, yhat_u, level),
             "judge_only": classical_mean(judged[judge].to_numpy(float), level),
-            "human_only": classical_mean(y, level) if enough else nan3,
+            "human_only": nan3 if few else classical_mean(y, level),
         }
         for estimator in ESTIMATORS:
             estimate, low, high = results[estimator]
@@ -97,6 +146,7 @@ def corrected_means(
                     "n_labelled": len(y),
                     "n_judged": len(judged),
                     "n_dropped": len(part) - len(judged),
+                    "note": _note(results[estimator], missing[estimator]),
                 }
             )
     return pd.DataFrame(rows)

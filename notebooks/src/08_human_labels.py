@@ -195,6 +195,8 @@ write_table(review, tables / "disagreements.csv")
 #
 # Prediction-powered inference (Angelopoulos et al., *Science* 2023, via `ppi-python`):
 # the judge's mean over every item, corrected by its average error on the labelled items.
+# With a handful of labels per model the intervals use Student's t (n − 1 degrees of freedom)
+# where `ppi-python` uses the normal quantile; the `note` column says why a row has none.
 
 # %%
 judge_and_human = pd.DataFrame(
