@@ -5,8 +5,8 @@ key. It always judges offline with the bundled local model, whatever keys the en
 holds, so it never spends money or sends data anywhere. Steps (the parameter set
 ``params/demo/``): judge ``data/demo/riddles_demo.csv`` (accuracy and reasoning, base prompt
 and one paraphrase, plus two repeat runs), run the analysis notebooks 02-05 and 07 (batch
-effects) on those judgments, and reproduce the reliability analysis of the original riddles
-study (notebook 06).
+effects) on those judgments, reproduce the reliability analysis of the original riddles study
+(notebook 06), and take human labels headless from the demo set's human column (notebook 08).
 """
 
 from __future__ import annotations
