@@ -11,7 +11,9 @@ value (given once, or repeated identically: ``repeated_identical_line``) is chec
 scale; different values give DUPLICATE. A line or JSON object copied from the request (an
 item's own text, the prompt's example block) is no evidence: it is ignored when the item has
 its own reading (``echoed_text_ignored``), and makes the item UNPARSEABLE when it is the only
-one. Each foreign ID gets one UNKNOWN_ID verdict after the expected ones.
+one. Each foreign ID gets one UNKNOWN_ID verdict after the expected ones. A row given another
+score in prose after the last score line ("on second thought, row 2 deserves a 3") is
+INCONSISTENT (:mod:`judgekit.formats.revisions`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from judgekit.formats.common import (
 from judgekit.formats.ids import IdMatcher
 from judgekit.formats.lines import Columns, read_header, read_line, table_rule
 from judgekit.formats.reply import Echoes, ReplyInput
+from judgekit.formats.revisions import after_answer, overrule, revisions
 from judgekit.formats.schemas import closed_object
 from judgekit.formats.spec import FormatSpec, register
 from judgekit.formats.tolerances import ToleranceLog
@@ -70,7 +73,11 @@ def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:
         return tuple(
             ItemVerdict.unscored(i, Status.UNPARSEABLE, reason, reply.text) for i in reply.item_ids
         )
-    return _verdicts(reply, records, matcher)
+    verdicts = _verdicts(reply, records, matcher)
+    starts = [(reply.text.rfind(r.raw), r.raw) for r in records if not r.echoed]
+    ends = [at + len(raw) for at, raw in starts if at >= 0] + [c.end for c in containers]
+    later = revisions(after_answer(reply, max(ends, default=len(reply.text))), matcher)
+    return tuple(overrule(verdict, later, reply.scale) for verdict in verdicts)
 
 
 def _blank(reply: ReplyInput, containers: list[JsonValue]) -> ReplyInput:

@@ -24,9 +24,9 @@ _SCORE = (
     rf"(?P<score>{NUMBER_PATTERN})(?:\s*/\s*(?P<den>\d+))?(?P<trail>\s*[,;]+(?=\s*$))?{_COMMENT}"
 )
 _PLAIN = re.compile(rf"{_ID}{_SEP}{_SCORE}")
-_PREFIXED = re.compile(rf"(?:id\s*[:#.]?\s*|item\s*[:#.]?\s*|#\s*){_ID}{_SEP}{_SCORE}", re.I)
+_PREFIXED = re.compile(rf"(?:(?:id|item|row)\s*[:#.]?\s*|#\s*){_ID}{_SEP}{_SCORE}", re.I)
 _LABELLED = re.compile(
-    rf"(?:id|item)\s*[:#]?\s*{_ID}\s*[,;]\s*(?:score|rating|grade)\s*[:=]\s*{_SCORE}", re.I
+    rf"(?:id|item|row)\s*[:#]?\s*{_ID}\s*[,;]\s*(?:score|rating|grade)\s*[:=]\s*{_SCORE}", re.I
 )
 _TAIL = re.compile(rf"{_SEP}{_SCORE}")
 _SCORE_FIRST = re.compile(rf"(?P<score>{NUMBER_PATTERN}){_SEP}{_ID}")

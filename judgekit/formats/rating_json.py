@@ -4,7 +4,9 @@ The rating must be a whole number on the scale (a numeric string, ``"7/10"`` wit
 maximum, capitalised keys, one outer wrapper or a one-element list are read and recorded); an
 abstain value gives ABSTAIN, any other number OUT_OF_RANGE. Several JSON answers with different
 ratings give DUPLICATE. A JSON object copied from the item's own text is no evidence. With no
-JSON at all, a line that is only ``Rating: N`` is read (``plain_rating_line``).
+JSON at all, a line that is only ``Rating: N`` is read (``plain_rating_line``); beside the JSON,
+such a line or a later rating phrase with another number makes the item INCONSISTENT
+(:mod:`judgekit.formats.revisions`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from judgekit.formats.common import (
     verdict_for_value,
 )
 from judgekit.formats.reply import ReplyInput
+from judgekit.formats.revisions import Revision, after_answer, overrule, revisions
 from judgekit.formats.schemas import closed_object
 from judgekit.formats.spec import FormatSpec, register
 from judgekit.formats.tolerances import ToleranceLog
@@ -94,7 +97,11 @@ def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:
         item_id, rating, reply.scale, raw=raw, judge_reason=judge_reason.strip(), out_of=out_of,
         log=log,
     )  # fmt: skip
-    return (verdict,)
+    later = revisions(after_answer(reply, answers[-1][0].end))
+    earlier = [m for m in _own_rating_lines(reply) if float(m["number"]) != rating]
+    if earlier:  # a "Rating: N" line before the JSON that the JSON contradicts
+        later.insert(0, Revision(float(earlier[0]["number"]), None, earlier[0].group(0).strip()))
+    return (overrule(verdict, later, reply.scale),)
 
 
 def _rating_value(value: Any, log: ToleranceLog) -> tuple[float | None, int | None]:
@@ -107,13 +114,18 @@ def _rating_value(value: Any, log: ToleranceLog) -> tuple[float | None, int | No
     return json_number(value, log), None
 
 
-def _plain_line(item_id: str, reply: ReplyInput) -> ItemVerdict:
-    """With no JSON answer: one ``Rating: N`` line is read; otherwise UNPARSEABLE."""
-    own = [
+def _own_rating_lines(reply: ReplyInput) -> list[re.Match[str]]:
+    """The reply's ``Rating: N`` lines that are not copies of the request."""
+    return [
         match
         for line in reply.lines()
         if (match := _RATING_LINE.fullmatch(line)) and not reply.echoes.has_line(line)
     ]
+
+
+def _plain_line(item_id: str, reply: ReplyInput) -> ItemVerdict:
+    """With no JSON answer: one ``Rating: N`` line is read; otherwise UNPARSEABLE."""
+    own = _own_rating_lines(reply)
     if len({m["number"] for m in own}) == 1:
         reply.log.add("plain_rating_line")
         value = text_number(own[0]["number"], reply.log)

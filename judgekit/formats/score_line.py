@@ -1,13 +1,16 @@
 """Single-item "explanation, then ``SCORE: N``" replies (seed 004) and their JSON form.
 
 A score line is a line that is only a label (``SCORE``, any case, ``Final score``; ``Grade`` /
-``Rating`` as named synonyms), ``:`` or ``=``, and a number (optionally ``[N]``, ``N/max``,
+``Rating`` as named synonyms; Prometheus' ``[RESULT] N``), ``:`` or ``=``, and a number
+(optionally ``[N]`` or MT-Bench's ``[[N]]``, ``N/max``,
 ``N out of max``, a trailing period or a worded comment). A label inside a sentence is prose.
 The JSON form ``{"explanation": "...", "score": n}`` is read too, and JSON objects and lines
 are merged: several readings with one value are read once (``multiple_score_lines``), readings
 with different values make the item INCONSISTENT with every value in ``details`` — never "the
 last one wins", which is what an echoed line or a run-on invented example would exploit. A
-line or object copied from the item's own text is no evidence (``echoed_text_ignored``).
+line or object copied from the item's own text is no evidence (``echoed_text_ignored``). A
+different score given in prose after the answer makes the item INCONSISTENT too
+(:mod:`judgekit.formats.revisions`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from judgekit.formats.common import (
     verdict_for_value,
 )
 from judgekit.formats.reply import ReplyInput
+from judgekit.formats.revisions import after_answer, overrule, revisions
 from judgekit.formats.schemas import closed_object
 from judgekit.formats.spec import FormatSpec, register
 from judgekit.formats.tolerances import ToleranceLog
@@ -38,8 +42,9 @@ from judgekit.types import Criterion, ItemVerdict, Scale, Status
 
 _DECORATION = r"(?P<decoration>[\s>*_#\-]*)"
 _SCORE_LINE = re.compile(
-    rf"{_DECORATION}(?P<label>(?P<final>final\s+)?score|grade|rating)[\s*_]*(?P<sep>[:=])[\s*_]*"
-    rf"(?P<open>\[)?\s*(?P<number>{NUMBER_PATTERN})\s*(?(open)\])"
+    rf"{_DECORATION}(?P<label>(?P<final>final\s+)?score|grade|rating|(?P<result>\[result\]))"
+    r"[\s*_]*(?(result)(?P<tag_sep>[:=])?|(?P<sep>[:=]))[\s*_]*"
+    rf"(?P<open>\[)?(?P<double>\[)?\s*(?P<number>{NUMBER_PATTERN})\s*(?(double)\])(?(open)\])"
     r"(?:\s*(?:/|out\s+of)\s*(?P<den>\d+))?(?P<period>\s*\.)?"
     r"(?P<comment>\s*\([^()\d\n]*\)|\s+[-–—]\s+[^\W\d][^\d\n]*)?[\s*_]*",
     re.IGNORECASE,
@@ -48,6 +53,7 @@ _LABEL_ONLY = re.compile(rf"{_DECORATION}(?:final\s+)?score[\s*_]*[:=].*", re.IG
 _EXPLANATION_LABEL = re.compile(
     r"^\W*(?:explanation|evaluation|reasoning|justification)\W*:\s*", re.IGNORECASE
 )
+_RESULT_TAG = re.compile(r"(?<=\S)\s+(?=\[RESULT\]\s*\S+\s*$)", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"\s*(?:```|~~~)[A-Za-z0-9_+-]*\s*")
 
 
@@ -97,7 +103,8 @@ def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:
         item_id, chosen.value, reply.scale, raw=chosen.raw, judge_reason=explanation,
         out_of=chosen.out_of, log=log,
     )  # fmt: skip
-    return (verdict,)
+    end = max(at + len(r.raw) for r in own if (at := reply.text.rfind(r.raw)) >= 0)
+    return (overrule(verdict, revisions(after_answer(reply, end)), reply.scale),)
 
 
 def _json_readings(reply: ReplyInput) -> list[_Reading]:
@@ -135,7 +142,8 @@ def _json_readings(reply: ReplyInput) -> list[_Reading]:
 
 def _line_readings(reply: ReplyInput) -> list[_Reading]:
     """Readings from ``SCORE: N`` lines; the explanation is the prose before the first one."""
-    lines = reply.lines()
+    # Prometheus ends its feedback line with the tag: "Feedback: ... [RESULT] 2"
+    lines = [part for line in reply.lines() for part in _RESULT_TAG.split(line, maxsplit=1)]
     if any(_FENCE_LINE.fullmatch(line) for line in lines):
         reply.log.add("markdown_fence")
         lines = [line for line in lines if not _FENCE_LINE.fullmatch(line)]
@@ -183,13 +191,15 @@ def _why_none(reply: ReplyInput) -> str:
 def _note_line_tolerances(match: re.Match[str], log: ToleranceLog) -> None:
     """Record how a SCORE line departs from a bare ``SCORE: N``."""
     label = match["label"]
-    if match["final"]:
+    if match["result"]:
+        log.add("result_tag")
+    elif match["final"]:
         log.add("final_score_label")
     elif label.casefold() != "score":
         log.add("score_label_synonym")
     elif label != "SCORE":
         log.add("score_label_case")
-    if match["sep"] == "=":
+    if "=" in (match["sep"], match["tag_sep"]):
         log.add("separator_equals")
     if match["open"]:
         log.add("score_in_brackets")

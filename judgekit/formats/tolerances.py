@@ -36,7 +36,7 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         "markdown_table": "the lines were rows of a markdown table",
         "list_marker": "a bullet or list number in front of a score line was removed",
         "markdown_emphasis": "markdown emphasis (**, __ or backticks) around the score was removed",
-        "id_prefix": "the ID was written with an 'ID', 'Item' or '#' prefix ('Item 17: 5')",
+        "id_prefix": "the ID was written with an 'ID', 'Item', 'Row' or '#' prefix ('Row 17: 5')",
         "id_normalised": "an ID matched an expected ID only as a number ('017' vs '17')",
         "id_case": "an ID matched an expected ID only when letter case is ignored",
         "id_as_number": "a JSON record gave the ID as a number instead of a string",
@@ -70,7 +70,8 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         # score_line
         "score_label_case": "the label was not written exactly 'SCORE:' (e.g. 'Score:')",
         "final_score_label": "the label was 'Final score:'",
-        "score_in_brackets": "the score was in square brackets ('SCORE: [3]')",
+        "score_in_brackets": "the score was in square brackets ('SCORE: [3]', 'Rating: [[3]]')",
+        "result_tag": "the score followed Prometheus' '[RESULT]' tag instead of 'SCORE:'",
         "score_label_synonym": "the label was 'Grade:' or 'Rating:' instead of 'SCORE:'",
         "trailing_period": "a period followed the score ('SCORE: 3.')",
         "line_decoration": "the SCORE line carried a heading or quote mark ('### SCORE: 4')",
