@@ -329,7 +329,7 @@ def test_corrected_means_say_why_an_estimate_or_interval_is_missing() -> None:
     frame = pd.DataFrame(
         {
             "model": ["few"] * 6 + ["same"] * 12,
-            "judge_score": [0.0, 3, 5, 5, 3, 0] + [5.0, 3, 5, 0, 5, 5, 3, 5, 0, 5, 5, 3],
+            "judge_score": [0.0, 3, 5, 5, 3, 0, 5, 3, 5, 0, 5, 5, 3, 5, 0, 5, 5, 3],
             "human_score": [5.0, 3] + [np.nan] * 4 + [5.0] * 6 + [np.nan] * 6,
         }
     )

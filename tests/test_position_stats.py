@@ -14,6 +14,7 @@ from judgekit.engine.ordering import order_items, position_spread, run_permutati
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.simulator.scoring import snap
+from judgekit.stats import Columns
 from judgekit.stats.position import (
     leniency_drift_verdict,
     position_effects,
@@ -201,6 +202,43 @@ def test_weighted_kappa_helper_agrees_with_sklearn(steady) -> None:
     )
     assert summary["kappa"] == pytest.approx(expected, abs=1e-12)
     assert summary["kappa_ci_low"] < summary["kappa"] < summary["kappa_ci_high"]
+
+
+def test_batch_summary_kappa_resamples_whole_questions(steady) -> None:
+    from judgekit.stats import cohen_kappa
+    from judgekit.stats.run_summary import batch_run_summary
+
+    # 60 answers to 12 riddles (5 each); R060 has no riddle and stands alone.
+    riddle = {f"R{i:03d}": f"riddle {(i - 1) // 5}" for i in range(1, N_ITEMS)}
+    summary = batch_run_summary(
+        steady, HUMAN, REASONING.scale.allowed, clusters=riddle, n_boot=400, seed=3
+    )
+    assert summary["kappa_ci_method"] == "bca, cluster bootstrap"
+    assert summary["kappa_n_clusters"] == 13
+    first = steady[(steady["run"] == 1) & (steady["status"] == "ok")]
+    long = pd.concat(
+        [
+            pd.DataFrame({"item": first["item_id"], "rater": who, "score": scores})
+            for who, scores in (("judge", first["score"]), ("human", first["item_id"].map(HUMAN)))
+        ]
+    ).assign(riddle=lambda d: d["item"].map(riddle).fillna("alone"))
+    columns = Columns(cluster="riddle")
+    same = cohen_kappa(
+        long, "judge", "human", scale=REASONING.scale.allowed, weights="quadratic",
+        ci="bca", n_boot=400, seed=3, columns=columns,
+    ).iloc[0]  # fmt: skip
+    assert summary["kappa"] == pytest.approx(same["estimate"], abs=1e-12)
+    assert summary["kappa_design_effect"] == pytest.approx(same["design_effect"], rel=0.25)
+    assert summary["kappa_ci_low"] < summary["kappa"] < summary["kappa_ci_high"]
+    three = {item: f"group {int(item[1:]) % 3}" for item in HUMAN}
+    few = batch_run_summary(steady, HUMAN, REASONING.scale.allowed, clusters=three, n_boot=50)
+    assert (
+        np.isnan(few["kappa_ci_low"]) and few["kappa_note"] == "interval degenerate: clusters < 10"
+    )
+    one = batch_run_summary(
+        steady, HUMAN, REASONING.scale.allowed, clusters=dict.fromkeys(HUMAN, "all"), n_boot=50
+    )
+    assert np.isnan(one["kappa_ci_low"]) and one["kappa_note"] == "interval undefined: clusters < 2"
 
 
 def test_item_effects_slope_equals_the_dummy_variable_regression(drifting) -> None:

@@ -204,6 +204,8 @@ def interval(
         z0 = stats.norm.ppf(np.clip(below, 1e-12, 1 - 1e-12))
         values, weights = jack
         ok = np.isfinite(values)
+        if ok.sum() < 2:  # one unit (or cluster): nothing to leave out, no acceleration
+            return np.nan, np.nan
         values, weights = values[ok], weights[ok]
         dev = np.average(values, weights=weights) - values
         spread = float(np.sum(weights * dev**2))
@@ -232,7 +234,8 @@ def pattern_ci(
         jack = jackknife(stat, counts) if method == "bca" else None
     else:
         boot = stat(cluster_weights(clusters, n_boot, rng))
-        jack = cluster_jackknife(stat, clusters) if method == "bca" else None
+        with np.errstate(divide="ignore", invalid="ignore"):  # one cluster: leaving it out is empty
+            jack = cluster_jackknife(stat, clusters) if method == "bca" else None
     low, high = interval(estimate, boot, level=level, method=method, jack=jack)
     finite = boot[np.isfinite(boot)]
     se = float(np.std(finite, ddof=1)) if finite.size > 1 else np.nan

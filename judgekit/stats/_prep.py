@@ -269,7 +269,7 @@ def interval_note(
     ``small_ok`` exempts intervals built for small samples (Wilson's) from the unit count.
     """
     if not (np.isfinite(low) and np.isfinite(high)):
-        return ""
+        return f"interval undefined: {what} < 2" if units < 2 else ""
     if units < MIN_INTERVAL_UNITS and not small_ok:
         return f"interval degenerate: {what} < {MIN_INTERVAL_UNITS}"
     if high - low <= 0:

@@ -6,11 +6,12 @@ batch sizes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import pandas as pd
 
+from judgekit.stats._bootstrap import SeedLike
 from judgekit.stats.agreement import kappa_from_pairs
 from judgekit.stats.position import Human, human_series
 
@@ -27,13 +28,19 @@ def batch_run_summary(
     *,
     weights: Literal["linear", "quadratic"] | None = "quadratic",
     level: float = 0.95,
+    clusters: Mapping[str, object] | pd.Series | None = None,
+    n_boot: int = 2000,
+    seed: SeedLike | None = 0,
 ) -> dict[str, object]:
     """Agreement, failure rates and token use of one ``judge()`` table.
 
     Kappa pairs the judge's ok scores of the first variant's first run with the human scores on
     ``levels`` (off-scale human labels and unscored rows are left out, counted in
-    ``n_dropped``). Rates are shares of all judged rows (item x run x variant); token counts
-    are summed over distinct requests (re-asks included) and divided by those rows.
+    ``n_dropped``). Its interval is analytic (items independent) or, with ``clusters`` (item ID
+    -> cluster, e.g. the question an answer belongs to; an item without one is its own
+    cluster), a BCa bootstrap of whole clusters (``n_boot`` resamples, ``seed``) with the
+    design effect beside it. Rates are shares of all judged rows (item x run x variant); token
+    counts are summed over distinct requests (re-asks included) and divided by those rows.
     """
     rows = judgments[judgments["status"] != "unknown_id"]
     reasked = rows["attempt"] > 1
@@ -43,12 +50,21 @@ def batch_run_summary(
     truth = human_series(human)
     paired = first[first["status"] == "ok"].assign(human=first["item_id"].astype(str).map(truth))
     paired = paired[paired["human"].isin([float(v) for v in levels])]
+    ids = paired["item_id"].astype(str)
+    design = None
+    if clusters is not None:
+        cluster_of = ids.map(pd.Series(clusters, dtype=object)).fillna("item " + ids)
+        design = pd.factorize(cluster_of.astype(str))[0]
     kappa = kappa_from_pairs(
         paired["score"].to_numpy(float),
         paired["human"].to_numpy(float),
         tuple(float(v) for v in levels),
         weights=weights,
         level=level,
+        ci="analytic" if design is None else "bca",
+        n_boot=n_boot,
+        seed=seed,
+        clusters=design,
     )
     judged = len(rows)
     return {
@@ -60,6 +76,10 @@ def batch_run_summary(
         "kappa_ci_high": kappa["ci_high"],
         "kappa_n": kappa["n"],
         "kappa_method": kappa["method"],
+        "kappa_ci_method": kappa["ci_method"],
+        "kappa_n_clusters": kappa.get("n_clusters", kappa["n"]),
+        "kappa_design_effect": kappa.get("design_effect", float("nan")),
+        "kappa_note": kappa["note"],
         "n_dropped": len(first) - len(paired),
         "first_ask_failure_rate": float(unread_first.mean()),
         "reask_rate": float(reasked.mean()),

@@ -7,7 +7,7 @@ lives above both.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -28,13 +28,18 @@ def batch_size_sensitivity(
     sizes: Sequence[int] = (1, 10, 60),
     weights: Literal["linear", "quadratic"] | None = "quadratic",
     level: float = 0.95,
+    clusters: Mapping[str, object] | pd.Series | None = None,
+    n_boot: int = 2000,
+    bootstrap_seed: int = 0,
     **judge_options: Any,
 ) -> pd.DataFrame:
     """Judge the same items at several batch sizes and compare agreement, failures and cost.
 
     Each size is one ``judge()`` call (``judge_options`` passed on: ``store``, ``mode``,
-    ``max_reasks``, ...); with a store, sizes never share replies since their prompts differ.
-    Wall time includes replays, so time a fresh store (or none) for real costs.
+    ``max_reasks``, ``seed``, ...); with a store, sizes never share replies since their prompts
+    differ. Wall time includes replays, so time a fresh store (or none) for real costs.
+    ``clusters`` (item ID -> cluster), ``n_boot`` and ``bootstrap_seed`` make each size's kappa
+    interval a cluster bootstrap (see :func:`batch_run_summary`).
 
     Returns:
         One row per size: ``batch_size``, ``wall_time_s``, ``api_calls`` and the columns of
@@ -46,7 +51,14 @@ def batch_size_sensitivity(
         table = judge(items, rubric, client, batch_size=size, progress=False, **judge_options)
         elapsed = time.perf_counter() - started
         summary = batch_run_summary(
-            table, human, rubric.scale.allowed, weights=weights, level=level
+            table,
+            human,
+            rubric.scale.allowed,
+            weights=weights,
+            level=level,
+            clusters=clusters,
+            n_boot=n_boot,
+            seed=bootstrap_seed,
         )
         records.append(
             {

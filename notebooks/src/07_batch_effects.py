@@ -29,6 +29,8 @@ provider: str = ""  # provider preset, see judgekit.engine.PROVIDERS; empty: ope
 max_tokens: int = 0  # output cap per request; 0: not sent
 max_reasks: int = 1  # re-asks of the rows a reply left unscored, per batch
 seed: int = 0  # request seed sent to the judge
+n_boot: int = 2000  # cluster-bootstrap resamples of each batch size's kappa interval
+bootstrap_seed: int = 0  # seed of those resamples
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables and the response store; empty: RUNS_DIR/batch_effects
 
@@ -140,9 +142,10 @@ else:
 # Every item judged again at each batch size (one `judge()` call each, the same client as
 # `01_run_judging` uses), compared with the human by quadratic-weighted kappa on the rubric's
 # scale. Failure rates count the rows a reply left unreadable at the first ask; wall time
-# includes replays from the store, so only a fresh run times the judge. These kappa intervals
-# resample items one by one: where items share a question they are too narrow, by about the
-# design effects notebook 02 prints for the same kappa.
+# includes replays from the store, so only a fresh run times the judge. When the items carry
+# `cluster_column`, each kappa interval resamples whole clusters (a BCa cluster bootstrap,
+# `n_boot` resamples) and the design effect beside it says how much wider that is than
+# resampling items one by one; with fewer than 10 clusters no interval is shown (`kappa_note`).
 
 # %%
 sensitivity = pd.DataFrame()
@@ -164,10 +167,16 @@ if batch_sizes:
             max_tokens=max_tokens or None,
             max_reasks=max_reasks,
             seed=seed,
+            clusters=judgments.groupby("item_id")[cluster].first() if cluster else None,
+            n_boot=n_boot,
+            bootstrap_seed=bootstrap_seed,
         )
     write_table(sensitivity, tables / "batch_size_sensitivity.csv")
+    method = sensitivity["kappa_ci_method"].iloc[0]
+    print(f"kappa intervals: {method}, resampling {cluster or 'items'}")
     shown = ["batch_size", "api_calls", "requests", "kappa", "kappa_ci_low", "kappa_ci_high"]
-    shown += ["kappa_n", "first_ask_failure_rate", "final_failure_rate"]
+    shown += ["kappa_design_effect", "kappa_n", "kappa_n_clusters", "kappa_note"]
+    shown += ["first_ask_failure_rate", "final_failure_rate"]
     shown += ["prompt_tokens_per_item", "wall_time_s"]
     display(sensitivity[shown])
     assert list(sensitivity["batch_size"]) == [int(size) for size in batch_sizes]
@@ -180,11 +189,18 @@ scored = sensitivity[sensitivity["kappa"].notna()] if len(sensitivity) else sens
 if len(scored) < 2:
     print(f"no batch-size figure: kappa could be computed at {len(scored)} batch size(s)")
 else:
+    bare = scored[scored["kappa_ci_low"].isna()]
+    if len(bare):
+        sizes = ", ".join(str(size) for size in bare["batch_size"])
+        print(
+            f"kappa drawn without an interval at batch size {sizes}: {bare['kappa_note'].iloc[0]}"
+        )
     fig = plots.plot_batch_size(scored)
     saved = plots.save_figure(fig, plots.figure_name("batch_size", rubric), folder=figures)
 
 # %% [markdown]
 # **Figure: what the batch size changes.** Left: quadratic-weighted kappa between the judge and
-# the human at each number of rows per request, with its 95% CI (sizes where no kappa could be
-# computed are left out). Right: prompt tokens per judged item, which fall as the rubric's
+# the human at each number of rows per request, with its 95% CI where one is defined (the line
+# above names the sizes drawn without one; sizes where no kappa could be computed are left
+# out). Right: prompt tokens per judged item, which fall as the rubric's
 # instructions are shared by more rows. Both x axes are logarithmic.
