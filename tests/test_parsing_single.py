@@ -117,7 +117,8 @@ RATING_CASES = [
         None,
         set(),
     ),
-    ("wrong key", '{"score": 7, "reason": "x"}', Status.UNPARSEABLE, None, set()),
+    ("score key", '{"score": 7, "reason": "x"}', Status.OK, 7.0, {"rating_key_synonym"}),
+    ("wrong key", '{"grade": 7, "reason": "x"}', Status.UNPARSEABLE, None, set()),
     ("not json", "I rate this 7 out of 10.", Status.UNPARSEABLE, None, set()),
     ("truncated", '{"rating": 7, "reason": "The text is mostly', Status.UNPARSEABLE, None, set()),
     ("word rating", '{"rating": "high", "reason": "x"}', Status.UNPARSEABLE, None, set()),
@@ -154,7 +155,7 @@ def test_rating_out_of_range_keeps_value_and_reason() -> None:
 def test_rating_truncation_and_missing_key_are_explained() -> None:
     (truncated,) = rating('{"rating": 7, "reason": "The text is mostly').verdicts
     assert TRUNCATION_HINT in truncated.reason
-    (wrong_key,) = rating('{"score": 7}').verdicts
+    (wrong_key,) = rating('{"points": 7}').verdicts
     assert "no 'rating' key" in wrong_key.reason
 
 

@@ -1,7 +1,8 @@
 """Single-item ``{"rating": n, "reason": "..."}`` replies (seed 002).
 
 The rating must be a whole number on the scale (a numeric string, ``"7/10"`` with the scale's
-maximum, capitalised keys, one outer wrapper or a one-element list are read and recorded); an
+maximum, capitalised keys, ``score`` for ``rating``, one outer wrapper or a one-element list are
+read and recorded); an
 abstain value gives ABSTAIN, any other number OUT_OF_RANGE. Several JSON answers with different
 ratings give DUPLICATE. A JSON object copied from the item's own text is no evidence. With no
 JSON at all, a line that is only ``Rating: N`` is read (``plain_rating_line``); beside the JSON,
@@ -54,7 +55,7 @@ def _answers(reply: ReplyInput) -> list[tuple[JsonValue, dict[str, Any], str]]:
     for value in found:
         scratch = ToleranceLog()
         inner = unwrap(value.value, ("rating", "reason"), scratch)
-        key = lookup_key(inner, "rating", scratch) if isinstance(inner, dict) else None
+        key = _rating_key(inner, scratch) if isinstance(inner, dict) else None
         if key is None or not isinstance(inner, dict):
             continue
         if reply.echoes.has_span(reply.text[value.start : value.end]):
@@ -64,6 +65,14 @@ def _answers(reply: ReplyInput) -> list[tuple[JsonValue, dict[str, Any], str]]:
             reply.log.add(name)
         answers.append((value, inner, key))
     return answers
+
+
+def _rating_key(answer: dict[str, Any], log: ToleranceLog) -> str | None:
+    """The key holding the rating: ``rating``, else a lone ``score`` (``rating_key_synonym``)."""
+    key = lookup_key(answer, "rating", log)
+    if key is None and (key := lookup_key(answer, "score", log)) is not None:
+        log.add("rating_key_synonym")
+    return key
 
 
 def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:

@@ -71,6 +71,7 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         "score_label_case": "the label was not written exactly 'SCORE:' (e.g. 'Score:')",
         "final_score_label": "the label was 'Final score:'",
         "score_in_brackets": "the score was in square brackets ('SCORE: [3]', 'Rating: [[3]]')",
+        "rating_key_synonym": "the JSON gave the rating under 'score' instead of 'rating'",
         "result_tag": "the score followed Prometheus' '[RESULT]' tag instead of 'SCORE:'",
         "score_label_synonym": "the label was 'Grade:' or 'Rating:' instead of 'SCORE:'",
         "trailing_period": "a period followed the score ('SCORE: 3.')",
