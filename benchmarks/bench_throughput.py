@@ -131,26 +131,28 @@ REQUEST_WINDOW_S = 2.0
 REQUEST_ITEMS = 900
 
 
-def measure_request_limit(told: bool) -> dict[str, Any]:
-    """Issue 12's regime (scaled): 30 requests per window, no latency, one item per request."""
+def measure_request_limit(
+    told: bool, *, window_s: float = REQUEST_WINDOW_S, n_items: int = REQUEST_ITEMS
+) -> dict[str, Any]:
+    """Issue 12's regime: 30 requests per ``window_s`` window, no latency, one item a request."""
     rubric, items, _ = rubric_items("riddle_accuracy")
-    items = synthetic_items(REQUEST_ITEMS, rubric.input_columns)
+    items = synthetic_items(n_items, rubric.input_columns)
     oracle = oracle_scores(items, rubric.scale.allowed)
     sim_config = SimulatorConfig(
-        oracle=oracle, rate_limit_rpm=REQUEST_LIMIT, rate_window_s=REQUEST_WINDOW_S
+        oracle=oracle, rate_limit_rpm=REQUEST_LIMIT, rate_window_s=window_s
     )
-    per_minute = REQUEST_LIMIT * 60 / REQUEST_WINDOW_S
+    per_minute = REQUEST_LIMIT * 60 / window_s
     with run_simulator(sim_config) as sim:
         client = OpenAIJudge(
             "sim-judge",
             base_url=sim.base_url,
             provider="simulator",
             requests_per_minute=per_minute if told else None,
-            rate_window_s=REQUEST_WINDOW_S,
+            rate_window_s=window_s,
         )
         with Stopwatch() as clock:
             table = judge(items, rubric, client, batch_size=1, structured=False, progress=False)
-    ideal = (math.ceil(REQUEST_ITEMS / REQUEST_LIMIT) - 1) * REQUEST_WINDOW_S
+    ideal = (math.ceil(n_items / REQUEST_LIMIT) - 1) * window_s
     ok = table["status"] == "ok"
     return {
         "setting": "told the limit" if told else "not told (429s and x-ratelimit headers)",

@@ -88,6 +88,16 @@ TARGETS: tuple[Target, ...] = (
         "30 requests / window, no latency, told the limit: ≥ 0.95 × limit, 0 error rows",
         _request_limit("request_limit_told", 0.95),
     ),
+    Target(
+        "throughput_full",
+        "30 requests / 10 s, 10,000 items, not told the limit: ≥ 0.9 × limit, 0 error rows",
+        _request_limit("request_limit_default", 0.9),
+    ),
+    Target(
+        "throughput_full",
+        "30 requests / 10 s, 10,000 items, told the limit: ≥ 0.95 × limit, 0 error rows",
+        _request_limit("request_limit_told", 0.95),
+    ),
     Target("peers", "judgekit faster than the sequential loop", _faster("sequential_s")),
     Target("peers", "judgekit faster than inspect_ai", _faster("inspect_s")),
     Target(
