@@ -415,3 +415,16 @@ def test_direct_scoring_other_scales() -> None:
 def test_direct_scoring_needs_criteria() -> None:
     with pytest.raises(ValueError, match="criteria"):
         direct(json.dumps(evaluation()), ())
+
+
+def test_a_score_revised_after_the_answer_keeps_both_values_and_says_where() -> None:
+    (revised,) = score_line("Right year.\nSCORE: 4\nOn reflection, a 3 would be fairer.").verdicts
+    assert revised.status is Status.INCONSISTENT and revised.score is None
+    assert revised.details["values"] == [4, 3]
+    assert "'On reflection, a 3 would be fairer.'" in revised.reason
+    (before,) = rating('Rating: 4\n{"rating": 6, "reason": "Most points."}').verdicts
+    assert before.status is Status.INCONSISTENT and before.details["values"] == [6, 4]
+    (kept,) = score_line(
+        "Right year.\nSCORE: 4\nI did not give it a 5: the city is vague."
+    ).verdicts
+    assert (kept.status, kept.score) == (Status.OK, 4.0)

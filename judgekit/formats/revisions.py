@@ -143,10 +143,7 @@ def overrule(verdict: ItemVerdict, found: Sequence[Revision], scale: Scale) -> I
     if not other:
         return verdict
     given, later = describe_value(verdict.score), describe_value(other[0].value)
-    reason = (
-        f"the reply gives {given}, then {later} in the text after it ({other[0].text!r}); "
-        "none is chosen"
-    )
+    reason = f"the reply gives {given} and also {later} ({other[0].text!r}); none is chosen"
     raw = "\n".join([verdict.raw, other[0].text])
     return ItemVerdict.unscored(
         verdict.item_id, Status.INCONSISTENT, reason, raw, values=[given, later]

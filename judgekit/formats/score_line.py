@@ -103,7 +103,8 @@ def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:
         item_id, chosen.value, reply.scale, raw=chosen.raw, judge_reason=explanation,
         out_of=chosen.out_of, log=log,
     )  # fmt: skip
-    end = max(at + len(r.raw) for r in own if (at := reply.text.rfind(r.raw)) >= 0)
+    ends = [at + len(r.raw) for r in own if (at := reply.text.rfind(r.raw)) >= 0]
+    end = max(ends, default=len(reply.text))
     return (overrule(verdict, revisions(after_answer(reply, end)), reply.scale),)
 
 
