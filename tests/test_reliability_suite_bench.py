@@ -126,3 +126,23 @@ def test_a_section_without_metrics_keeps_its_target_row() -> None:
     assert handmade_row in document and "\n## faults\n\nold text\n" in document
     rerun = render([_dated("faults", {}, "| f |", "2026-03-03 00:00 UTC")], {}, previous=document)
     assert f"| {kill} | not measured | - |" in rerun  # rerun without metrics: not the old row
+
+
+def test_the_hour_long_benchmark_runs_only_when_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgekit.workflows import bench
+
+    ran: list[str] = []
+    monkeypatch.setattr(bench, "run_script", lambda name: ran.append(name) or _result(name, {}))
+    monkeypatch.setattr(bench, "ensure_inspect_ai", lambda: True)
+    bench.run_benchmarks(None, out=tmp_path / "all.md")
+    assert "throughput_full" not in ran and "throughput" in ran
+    ran.clear()
+    full = {"request_limit_told": 0.96, "request_limit_default": 0.93}
+    full |= {"request_limit_error_rows": 0, "request_limit_wrong_scores": 0}
+    monkeypatch.setattr(bench, "run_script", lambda name: ran.append(name) or _result(name, full))
+    document = bench.run_benchmarks(["throughput_full"], out=tmp_path / "full.md").read_text()
+    assert ran == ["throughput_full"]
+    target = "30 requests / 10 s, 10,000 items, told the limit: ≥ 0.95 × limit, 0 error rows"
+    assert _status_of(document, target) == "met"
