@@ -13,10 +13,9 @@ from statsmodels.stats.proportion import proportion_confint
 from judgekit.riddles import (
     composite_score,
     grammar_auto_zero,
-    hallucination_rate,
-    idk_rate,
     topic_difficulty,
     two_group_comparison,
+    value_rate,
 )
 from judgekit.stats import length_bias, self_preference
 
@@ -147,11 +146,11 @@ def test_composite_score_as_percent_of_maximum():
 
 
 def test_hallucination_and_idk_rates_with_wilson_interval():
-    table = hallucination_rate(riddles_like(), accuracy_col="Acc").set_index("Model")
+    table = value_rate(riddles_like(), score_col="Acc", value=0).set_index("Model")
     assert table.loc["GPT", "estimate"] == pytest.approx(1 / 3)
     low, high = proportion_confint(1, 3, method="wilson")
     assert [table.loc["GPT", "ci_low"], table.loc["GPT", "ci_high"]] == pytest.approx([low, high])
-    idk = idk_rate(riddles_like(), score_col="Rea", idk_value=5, group_cols=()).iloc[0]
+    idk = value_rate(riddles_like(), score_col="Rea", value=5, group_cols=()).iloc[0]
     assert idk["estimate"] == pytest.approx(2 / 6)
 
 

@@ -299,44 +299,6 @@ def grammar_auto_zero(
     return df[grammar_col].where(~df[reasoning_col].isin(list(no_grammar))).astype(float)
 
 
-def hallucination_rate(
-    df: pd.DataFrame,
-    *,
-    accuracy_col: str,
-    group_cols: Sequence[str] = ("Model",),
-    zero_value: float = 0,
-    level: float = 0.95,
-) -> pd.DataFrame:
-    """Share of answers with accuracy ``zero_value`` (the study's hallucination rate) per group."""
-    return value_rate(
-        df,
-        score_col=accuracy_col,
-        value=zero_value,
-        group_cols=group_cols,
-        level=level,
-        name="hallucination_rate",
-    )
-
-
-def idk_rate(
-    df: pd.DataFrame,
-    *,
-    score_col: str,
-    idk_value: float,
-    group_cols: Sequence[str] = ("Model",),
-    level: float = 0.95,
-) -> pd.DataFrame:
-    """Share of "I don't know" answers, for scales that have an IDK value, per group."""
-    return value_rate(
-        df,
-        score_col=score_col,
-        value=idk_value,
-        group_cols=group_cols,
-        level=level,
-        name="idk_rate",
-    )
-
-
 def grammar_rule_status(
     scores: pd.DataFrame,
     *,
