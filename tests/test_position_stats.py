@@ -215,6 +215,14 @@ def test_batch_summary_kappa_resamples_whole_questions(steady) -> None:
     )
     assert summary["kappa_ci_method"] == "bca, cluster bootstrap"
     assert summary["kappa_n_clusters"] == 13
+    # Items whose IDs are numbers, with a map keyed by int: grouped all the same.
+    numeric = steady.assign(item_id=steady["item_id"].str[1:].astype(int).astype(str))
+    human = {str(int(item[1:])): score for item, score in HUMAN.items()}
+    by_int = {int(item[1:]): name for item, name in riddle.items()}
+    again = batch_run_summary(
+        numeric, human, REASONING.scale.allowed, clusters=by_int, n_boot=400, seed=3
+    )
+    assert again["kappa_n_clusters"] == 13 and again["kappa_ci_low"] == summary["kappa_ci_low"]
     first = steady[(steady["run"] == 1) & (steady["status"] == "ok")]
     long = pd.concat(
         [

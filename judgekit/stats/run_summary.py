@@ -53,7 +53,9 @@ def batch_run_summary(
     ids = paired["item_id"].astype(str)
     design = None
     if clusters is not None:
-        cluster_of = ids.map(pd.Series(clusters, dtype=object)).fillna("item " + ids)
+        by_id = pd.Series(clusters, dtype=object)
+        by_id.index = by_id.index.astype(str)  # item IDs are strings; a map may hold numbers
+        cluster_of = ids.map(by_id).fillna("item " + ids)
         design = pd.factorize(cluster_of.astype(str))[0]
     kappa = kappa_from_pairs(
         paired["score"].to_numpy(float),
