@@ -7,11 +7,12 @@ The simulator admits 30 requests per 10 s sliding window and answers at once; ju
 10,000 synthetic items, one per request, which needs 3,330 s at the limit. The two client
 settings run at the same time, each against its own simulator (two processes): ``told the
 limit`` (given 180 requests per minute and the 10 s window) and ``not told`` (it learns the
-limit from 429s and the ``x-ratelimit`` headers). Before this wave the default client ended
-3,200 of these rows ``error``. The ``throughput`` benchmark runs the same regime scaled five
-times in time (2 s window, 900 items) in a few minutes; this one checks the scaled result
-holds at the provider's real window. Efficiency = the ideal wall time (the last window opens
-at (requests / 30 - 1) x 10 s) / achieved; error rows must be 0.
+limit from 429s and the ``x-ratelimit`` headers). When issue 12 was filed, the default client
+ended 3,200 of these rows ``error`` (its filer's measurement). The ``throughput`` benchmark
+runs the same regime scaled five times in time (2 s window, 900 items) in a few minutes;
+this one checks the scaled result holds at the provider's real window. Efficiency = the ideal
+wall time (the last window opens at (requests / 30 - 1) x 10 s) / achieved; error rows must
+be 0.
 """
 
 from __future__ import annotations
