@@ -26,10 +26,10 @@ from judgekit.types import ItemVerdict, Scale, Status
 
 _N = r"(?P<n>[+-]?\d+(?:\.\d+)?)(?:\s*(?:/|out\s+of)\s*\d+)?(?![\d.,]*\d|\w)"
 _A = r"(?:an?\s+)?"
-_ROW = (
-    r"(?:(?:row|item|id|question|answer|response|entry|no\.?|number|#)\s*(?P<id>[^\s,.:;!?)]+)"
-    r"|it|this(?:\s+one)?|that|the\s+\w+)"
-)
+#: Words a judge puts before a row's ID in prose ("row 2", "item 2", "#2").
+_ROW_WORD = r"(?:row|item|id|question|answer|response|entry|no\.?|number)"
+_ROW_ID = r"[^\s,.:;!?)]+"
+_ROW = rf"(?:(?:{_ROW_WORD}|#)\s*(?P<id>{_ROW_ID})|it|this(?:\s+one)?|that|the\s+\w+)"
 _VERB = (
     r"(?:giv|rat|scor|assign|award|grad|deserv|merit|lower|rais|bump|chang|revis|adjust"
     r"|downgrad|upgrad|mov)\w*"
@@ -51,11 +51,7 @@ _PHRASES = tuple(
         rf"(?P<id>[^\s,:;]+)\s*[,:;]\s*{_N}",
     )
 )
-_ROW_MENTION = re.compile(
-    r"\b(?:row|item|id|question|answer|response|entry|no\.?|number)\s*(?P<id>[^\s,.:;!?)]+)"
-    r"|#(?P<hash>[^\s,.:;!?)]+)",
-    re.IGNORECASE,
-)
+_ROW_MENTION = re.compile(rf"\b{_ROW_WORD}\s*(?P<id>{_ROW_ID})|#(?P<hash>{_ROW_ID})", re.I)
 #: "I did not give it a 5", "wouldn't rate it 3": a score the judge says it did not give.
 _NEGATED = re.compile(r"(?:\b(?:not|never|no|cannot)|n't)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
 _CHANGE_OF_MIND = re.compile(
