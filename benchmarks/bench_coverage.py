@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from judgekit.stats import CI
 from judgekit.stats.agreement import disagreement_weights, kappa_from_pairs, kappa_stat
 
 SCALE = (0.0, 3.0, 5.0)
@@ -69,8 +70,8 @@ def main() -> None:
     effects = []
     for _ in range(N_STUDIES):
         a, b, cluster = study(rng)
-        options = {"weights": "quadratic", "n_boot": N_BOOT, "seed": rng}
-        clustered = kappa_from_pairs(a, b, SCALE, ci="percentile", clusters=cluster, **options)  # type: ignore[arg-type]
+        boot = CI("percentile", n_boot=N_BOOT, seed=rng)
+        clustered = kappa_from_pairs(a, b, SCALE, weights="quadratic", ci=boot, clusters=cluster)
         analytic = kappa_from_pairs(a, b, SCALE, weights="quadratic")
         intervals = {
             "cluster bootstrap": (clustered["ci_low"], clustered["ci_high"]),

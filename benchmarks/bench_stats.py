@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from judgekit.stats import krippendorff_alpha
+from judgekit.stats import CI, krippendorff_alpha
 from judgekit.stats.agreement import kappa_from_pairs
 
 SIZES = (1_000, 10_000, 100_000)
@@ -84,7 +84,7 @@ def bench_size(n: int) -> list[tuple[int, str, float, float, str]]:
     for method in ("percentile", "bca"):
         ours = best_time(
             lambda m=method: kappa_from_pairs(
-                a, b, SCALE, weights="quadratic", ci=m, n_boot=N_BOOT, seed=0
+                a, b, SCALE, weights="quadratic", ci=CI(m, n_boot=N_BOOT, seed=0)
             )
         )
         rows.append((n, f"kappa_q + {N_BOOT} boot ({method})", ours, sk, "sklearn loop"))
@@ -95,7 +95,7 @@ def bench_size(n: int) -> list[tuple[int, str, float, float, str]]:
     rows.append((n, "alpha interval (point, from long table)", ours, pkg, "krippendorff pkg"))
     ours = best_time(
         lambda: krippendorff_alpha(
-            long, level_of_measurement="interval", ci="bca", n_boot=N_BOOT, seed=0
+            long, level_of_measurement="interval", ci=CI("bca", n_boot=N_BOOT, seed=0)
         )
     )
     pkg_boot = best_time(lambda: package_loop(data, reps), 1) * scale
@@ -103,12 +103,12 @@ def bench_size(n: int) -> list[tuple[int, str, float, float, str]]:
     clusters = np.arange(n) // CLUSTER_SIZE
     item_boot = best_time(
         lambda: kappa_from_pairs(
-            a, b, SCALE, weights="quadratic", ci="percentile", n_boot=N_BOOT, seed=0
+            a, b, SCALE, weights="quadratic", ci=CI("percentile", n_boot=N_BOOT, seed=0)
         )
     )
     ours = best_time(
         lambda: kappa_from_pairs(
-            a, b, SCALE, weights="quadratic", ci="percentile", n_boot=N_BOOT, seed=0,
+            a, b, SCALE, weights="quadratic", ci=CI("percentile", n_boot=N_BOOT, seed=0),
             clusters=clusters,
         )
     )  # fmt: skip

@@ -30,6 +30,7 @@ from judgekit.labels import (
 from judgekit.labels.widget import LabelWidget
 from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
+from judgekit.stats import CI
 from judgekit.stats.agreement import kappa_from_pairs
 from judgekit.types import JUDGMENT_COLUMNS, UsageError
 
@@ -275,7 +276,7 @@ def test_inter_human_agreement_needs_two_labellers(tmp_path) -> None:
     ]
     rows.append({"item_id": "0", "labeller": "cili", "score": np.nan, "status": "abstain"})
     labels = pd.DataFrame(rows)
-    table = inter_human_agreement(labels, ACCURACY, n_boot=200, seed=1)
+    table = inter_human_agreement(labels, ACCURACY, ci=CI("bca", n_boot=200, seed=1))
     kappa = table[table["statistic"] == "kappa (quadratic)"]
     assert list(kappa[["rater_a", "rater_b"]].iloc[0]) == ["anna", "bela"]
     assert kappa["ci_low"].iloc[0] < kappa["estimate"].iloc[0] < kappa["ci_high"].iloc[0]

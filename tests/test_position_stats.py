@@ -14,7 +14,7 @@ from judgekit.engine.ordering import order_items, position_spread, run_permutati
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.simulator.scoring import snap
-from judgekit.stats import Columns
+from judgekit.stats import CI, Columns
 from judgekit.stats.position import (
     leniency_drift_verdict,
     position_effects,
@@ -211,7 +211,7 @@ def test_batch_summary_kappa_resamples_whole_questions(steady) -> None:
     # 60 answers to 12 riddles (5 each); R060 has no riddle and stands alone.
     riddle = {f"R{i:03d}": f"riddle {(i - 1) // 5}" for i in range(1, N_ITEMS)}
     summary = batch_run_summary(
-        steady, HUMAN, REASONING.scale.allowed, clusters=riddle, n_boot=400, seed=3
+        steady, HUMAN, REASONING.scale.allowed, clusters=riddle, ci=CI(n_boot=400, seed=3)
     )
     assert summary["kappa_ci_method"] == "bca, cluster bootstrap"
     assert summary["kappa_n_clusters"] == 13
@@ -220,7 +220,7 @@ def test_batch_summary_kappa_resamples_whole_questions(steady) -> None:
     human = {str(int(item[1:])): score for item, score in HUMAN.items()}
     by_int = {int(item[1:]): name for item, name in riddle.items()}
     again = batch_run_summary(
-        numeric, human, REASONING.scale.allowed, clusters=by_int, n_boot=400, seed=3
+        numeric, human, REASONING.scale.allowed, clusters=by_int, ci=CI(n_boot=400, seed=3)
     )
     assert again["kappa_n_clusters"] == 13 and again["kappa_ci_low"] == summary["kappa_ci_low"]
     first = steady[(steady["run"] == 1) & (steady["status"] == "ok")]
@@ -233,18 +233,24 @@ def test_batch_summary_kappa_resamples_whole_questions(steady) -> None:
     columns = Columns(cluster="riddle")
     same = cohen_kappa(
         long, "judge", "human", scale=REASONING.scale.allowed, weights="quadratic",
-        ci="bca", n_boot=400, seed=3, columns=columns,
+        ci=CI("bca", n_boot=400, seed=3), columns=columns,
     ).iloc[0]  # fmt: skip
     assert summary["kappa"] == pytest.approx(same["estimate"], abs=1e-12)
     assert summary["kappa_design_effect"] == pytest.approx(same["design_effect"], rel=0.25)
     assert summary["kappa_ci_low"] < summary["kappa"] < summary["kappa_ci_high"]
     three = {item: f"group {int(item[1:]) % 3}" for item in HUMAN}
-    few = batch_run_summary(steady, HUMAN, REASONING.scale.allowed, clusters=three, n_boot=50)
+    few = batch_run_summary(
+        steady, HUMAN, REASONING.scale.allowed, clusters=three, ci=CI(n_boot=50, seed=0)
+    )
     assert (
         np.isnan(few["kappa_ci_low"]) and few["kappa_note"] == "interval degenerate: clusters < 10"
     )
     one = batch_run_summary(
-        steady, HUMAN, REASONING.scale.allowed, clusters=dict.fromkeys(HUMAN, "all"), n_boot=50
+        steady,
+        HUMAN,
+        REASONING.scale.allowed,
+        clusters=dict.fromkeys(HUMAN, "all"),
+        ci=CI(n_boot=50, seed=0),
     )
     assert np.isnan(one["kappa_ci_low"]) and one["kappa_note"] == "interval undefined: clusters < 2"
 

@@ -15,6 +15,7 @@ from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
 from judgekit.stats import (
+    CI,
     Columns,
     agreement_rates,
     cohen_kappa,
@@ -166,13 +167,13 @@ def test_bootstrap_is_seeded():
     a, b = correlated(11, 120, SCALE)
     df = two_raters(a, b)
     run = lambda seed: cohen_kappa(  # noqa: E731
-        df, "human", "judge", scale=SCALE, weights="quadratic", ci="bca", n_boot=500, seed=seed
+        df, "human", "judge", scale=SCALE, weights="quadratic", ci=CI("bca", n_boot=500, seed=seed)
     )[["ci_low", "ci_high"]].to_numpy()
     np.testing.assert_array_equal(run(5), run(5))
     np.testing.assert_array_equal(run(np.random.default_rng(5)), run(5))
     assert not np.array_equal(run(5), run(6))
     with pytest.raises(ValueError, match="explicit seed"):
-        cohen_kappa(df, "human", "judge", ci="percentile")
+        cohen_kappa(df, "human", "judge", ci=CI("percentile"))
 
 
 @pytest.mark.parametrize("weights", [None, "quadratic"])
@@ -206,7 +207,7 @@ def test_bca_interval_close_to_scipy_bca():
     assert quadratic_kappa_moments(codes_a, codes_b) == pytest.approx(
         cohen_kappa_score(a, b, weights="quadratic")
     )
-    ours = kappa_from_pairs(a, b, SCALE, weights="quadratic", ci="bca", n_boot=10000, seed=1)
+    ours = kappa_from_pairs(a, b, SCALE, weights="quadratic", ci=CI("bca", n_boot=10000, seed=1))
     ref = sps.bootstrap(
         (codes_a.astype(float), codes_b.astype(float)),
         quadratic_kappa_moments,
@@ -229,7 +230,8 @@ def test_interval_coverage_on_simulated_data():
         cells = rng.choice(9, size=120, p=joint.ravel())
         a, b = np.take(SCALE, cells // 3), np.take(SCALE, cells % 3)
         for ci in hits:
-            row = kappa_from_pairs(a, b, SCALE, weights="quadratic", ci=ci, n_boot=400, seed=rng)
+            interval = CI(ci, n_boot=400, seed=rng)
+            row = kappa_from_pairs(a, b, SCALE, weights="quadratic", ci=interval)
             hits[ci] += row["ci_low"] <= truth <= row["ci_high"]
     for ci, count in hits.items():
         assert 0.88 <= count / reps <= 0.99, (ci, count / reps)

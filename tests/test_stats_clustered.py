@@ -17,6 +17,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.multitest import multipletests
 
 from judgekit.stats import (
+    CI,
     Columns,
     agreement_rates,
     cohen_kappa,
@@ -70,8 +71,8 @@ def hand_cluster_bootstrap(df: pd.DataFrame, n_boot: int, seed: int) -> np.ndarr
 def test_cluster_bootstrap_matches_a_hand_written_resampling_of_clusters():
     df = clustered_pairs(1, questions=30, per_question=4, effect=1.0)
     row = cohen_kappa(
-        df, "human", "judge", scale=SCALE, weights="quadratic", ci="percentile",
-        n_boot=300, seed=7, columns=CLUSTERED,
+        df, "human", "judge", scale=SCALE, weights="quadratic",
+        ci=CI("percentile", n_boot=300, seed=7), columns=CLUSTERED,
     ).iloc[0]  # fmt: skip
     boot = hand_cluster_bootstrap(df, 300, 7)
     low, high = np.quantile(boot, [0.025, 0.975])
@@ -84,18 +85,18 @@ def test_cluster_bootstrap_matches_a_hand_written_resampling_of_clusters():
 
 def test_strong_cluster_effect_widens_the_interval_and_singletons_do_not():
     clustered = clustered_pairs(2, questions=40, per_question=10, effect=1.5)
-    options = {"scale": SCALE, "weights": "quadratic", "ci": "percentile", "n_boot": 1000}
-    wide = cohen_kappa(clustered, "human", "judge", seed=0, columns=CLUSTERED, **options)
+    options = {"scale": SCALE, "weights": "quadratic", "ci": CI("percentile", n_boot=1000, seed=0)}
+    wide = cohen_kappa(clustered, "human", "judge", columns=CLUSTERED, **options)
     assert wide["design_effect"].iloc[0] > 1.3
     singletons = clustered.assign(question=clustered["item"])
-    same = cohen_kappa(singletons, "human", "judge", seed=0, columns=CLUSTERED, **options)
+    same = cohen_kappa(singletons, "human", "judge", columns=CLUSTERED, **options)
     assert same["design_effect"].iloc[0] == pytest.approx(1.0, abs=0.15)
 
 
 def test_clustered_agreement_share_se_matches_statsmodels_cluster_robust_se():
     df = clustered_pairs(3, questions=200, per_question=5, effect=1.0)
     rates = agreement_rates(
-        df, "human", "judge", scale=SCALE, n_boot=4000, seed=1, columns=CLUSTERED
+        df, "human", "judge", scale=SCALE, ci=CI(n_boot=4000, seed=1), columns=CLUSTERED
     ).set_index("statistic")
     wide = df.pivot(index="item", columns="rater", values="score")
     hits = pd.DataFrame(
@@ -111,17 +112,18 @@ def test_clustered_agreement_share_se_matches_statsmodels_cluster_robust_se():
 
 def test_clustered_alpha_reports_design_effect_and_rejects_items_in_two_clusters():
     df = clustered_pairs(4, questions=30, per_question=5, effect=1.5)
-    row = krippendorff_alpha(df, ci="percentile", n_boot=500, seed=0, columns=CLUSTERED).iloc[0]
+    boot = CI("percentile", n_boot=500, seed=0)
+    row = krippendorff_alpha(df, ci=boot, columns=CLUSTERED).iloc[0]
     assert row["n_clusters"] == 30 and row["design_effect"] > 1.0
     broken = df.copy()
     broken.loc[broken.index[0], "question"] = 99
     with pytest.raises(ValueError, match="sits in several clusters"):
-        krippendorff_alpha(broken, ci="percentile", seed=0, columns=CLUSTERED)
+        krippendorff_alpha(broken, ci=boot, columns=CLUSTERED)
 
 
 def test_analytic_kappa_refuses_a_cluster():
     df = clustered_pairs(5, questions=10, per_question=3, effect=1.0)
-    with pytest.raises(ValueError, match="needs ci='percentile' or 'bca'"):
+    with pytest.raises(ValueError, match=r"needs CI\('percentile'\) or CI\('bca'\)"):
         cohen_kappa(df, "human", "judge", scale=SCALE, columns=CLUSTERED)
 
 
@@ -142,7 +144,7 @@ def test_undefined_and_degenerate_kappas_say_why():
     assert perfect["estimate"] == 1.0
     assert np.isnan(perfect["ci_low"]) and perfect["note"] == "interval degenerate: n < 10"
     many = two_raters([0, 3, 5] * 10, [0, 3, 5] * 10)
-    boot = cohen_kappa(many, "A", "B", ci="percentile", seed=0).iloc[0]
+    boot = cohen_kappa(many, "A", "B", ci=CI("percentile", seed=0)).iloc[0]
     assert np.isnan(boot["ci_high"]) and boot["note"].startswith("interval degenerate: zero width")
 
 
@@ -228,8 +230,8 @@ def test_min_kappa_interval_bootstraps_the_minimum_itself():
         rows += [{"item": i, "variant": variant, "score": SCALE[s]} for i, s in enumerate(scores)]
     df = pd.DataFrame(rows)
     low, high = min_kappa_interval(
-        df, scale=SCALE, weights="quadratic", weight_basis="rank", n_boot=200, seed=4,
-        level=0.95, columns=Columns(rater="variant"),
+        df, scale=SCALE, weights="quadratic", weight_basis="rank",
+        ci=CI("percentile", n_boot=200, seed=4), columns=Columns(rater="variant"),
     )  # fmt: skip
     wide = df.pivot(index="item", columns="variant", values="score")
     draw = np.random.default_rng(4)
@@ -250,7 +252,7 @@ def test_clustered_alpha_matches_a_loop_over_the_krippendorff_package():
 
     df = clustered_pairs(8, questions=25, per_question=4, effect=1.0)
     row = krippendorff_alpha(
-        df, scale=SCALE, ci="percentile", n_boot=200, seed=11, columns=CLUSTERED
+        df, scale=SCALE, ci=CI("percentile", n_boot=200, seed=11), columns=CLUSTERED
     ).iloc[0]
     wide = df.pivot(index="item", columns="rater", values="score")  # items in first-seen order
     question = df.drop_duplicates("item").set_index("item")["question"].astype(str)
@@ -277,7 +279,12 @@ def test_seed004_report_passes_the_cluster_to_every_check():
     again = judge.assign(run=1)
     table = pd.concat([df, again], ignore_index=True)
     report = seed004_report(
-        table, judge="j", human="human", scale=SCALE, n_boot=300, seed=0, columns=CLUSTERED
+        table,
+        judge="j",
+        human="human",
+        scale=SCALE,
+        ci=CI("bca", n_boot=300, seed=0),
+        columns=CLUSTERED,
     ).set_index("check")
     assert report.loc["run_consistency", "estimate"] == 1.0
     assert report.loc["human_agreement", "ci_low"] < report.loc["human_agreement", "estimate"]
@@ -307,7 +314,7 @@ def test_clustered_topic_interval_matches_the_sandwich_formula_by_hand():
 
 def test_undefined_alpha_and_correlation_say_why():
     same = two_raters([3] * 12, [3] * 12)
-    alpha = krippendorff_alpha(same, ci="percentile", seed=0).iloc[0]
+    alpha = krippendorff_alpha(same, ci=CI("percentile", seed=0)).iloc[0]
     assert np.isnan(alpha["estimate"]) and alpha["note"] == "undefined: every rating on one level"
     from judgekit.stats import correlation
 

@@ -8,7 +8,7 @@ import pingouin
 import pytest
 from scipy import stats
 
-from judgekit.stats import correlation, status_summary
+from judgekit.stats import CI, correlation, status_summary
 from judgekit.stats._bootstrap import unique_patterns
 from judgekit.stats.correlation import correlation_from_pairs, correlation_stat
 
@@ -79,8 +79,9 @@ def test_pattern_statistic_equals_scipy_on_resampled_rows(method):
 
 def test_bootstrap_correlation_is_seeded():
     a, b = scores(4)
-    first = correlation_from_pairs(a, b, method="spearman", ci="bca", n_boot=500, seed=9)
-    again = correlation_from_pairs(a, b, method="spearman", ci="bca", n_boot=500, seed=9)
+    boot = CI("bca", n_boot=500, seed=9)
+    first = correlation_from_pairs(a, b, method="spearman", ci=boot)
+    again = correlation_from_pairs(a, b, method="spearman", ci=boot)
     assert (first["ci_low"], first["ci_high"]) == (again["ci_low"], again["ci_high"])
     assert first["ci_low"] < first["estimate"] < first["ci_high"]
 

@@ -9,7 +9,7 @@ import pytest
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from judgekit.stats import fleiss_kappa, gwet_ac, krippendorff_alpha
+from judgekit.stats import CI, fleiss_kappa, gwet_ac, krippendorff_alpha
 from judgekit.stats._bootstrap import unique_patterns
 from judgekit.stats.agreement import disagreement_weights
 from judgekit.stats.multirater import alpha_stat, chance_corrected_stat
@@ -220,8 +220,8 @@ def test_gwet_matches_literal_formula_on_random_data(weights):
 def test_multirater_bootstrap_is_seeded_and_covers_estimate():
     df = to_long(random_ratings(8))
     for fn in (krippendorff_alpha, fleiss_kappa, gwet_ac):
-        first = fn(df, ci="bca", n_boot=300, seed=3).iloc[0]
-        again = fn(df, ci="bca", n_boot=300, seed=3).iloc[0]
+        first = fn(df, ci=CI("bca", n_boot=300, seed=3)).iloc[0]
+        again = fn(df, ci=CI("bca", n_boot=300, seed=3)).iloc[0]
         assert (first["ci_low"], first["ci_high"]) == (again["ci_low"], again["ci_high"])
         assert first["ci_low"] < first["estimate"] < first["ci_high"]
         assert first["ci_method"] == "bca"

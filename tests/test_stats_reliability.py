@@ -13,6 +13,7 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from judgekit.stats import (
+    CI,
     human_agreement,
     paraphrase_sensitivity,
     run_consistency,
@@ -39,7 +40,9 @@ def study(seed: int, n: int = 30, noise: float = 0.1, runs: int = 3, variants=("
 def test_human_agreement_passes_on_threshold_and_matches_sklearn():
     df = study(0)
     sub = df[(df["rater"] == "human") | ((df["run"] == 0) & (df["variant"] == "base"))]
-    row = human_agreement(sub, "judge", "human", scale=SCALE, threshold=0.5, seed=1).iloc[0]
+    row = human_agreement(
+        sub, "judge", "human", scale=SCALE, threshold=0.5, ci=CI("bca", seed=1)
+    ).iloc[0]
     judge = sub[sub["rater"] == "judge"].sort_values("item")["score"]
     human = sub[sub["rater"] == "human"].sort_values("item")["score"]
     assert row["estimate"] == pytest.approx(cohen_kappa_score(judge, human, weights="quadratic"))
@@ -51,7 +54,7 @@ def test_human_agreement_passes_on_threshold_and_matches_sklearn():
         scale=SCALE,
         threshold=row["estimate"] - 1e-9,
         pass_rule="ci_low",
-        seed=1,
+        ci=CI("bca", seed=1),
     ).iloc[0]
     assert not strict["passed"]  # the lower bound is below the estimate
 
@@ -60,19 +63,19 @@ def test_human_agreement_warns_below_twenty_items():
     df = study(1, n=12)
     sub = df[(df["rater"] == "human") | ((df["run"] == 0) & (df["variant"] == "base"))]
     with pytest.warns(UserWarning, match="only 12 labelled pairs"):
-        row = human_agreement(sub, "judge", "human", scale=SCALE, seed=0).iloc[0]
+        row = human_agreement(sub, "judge", "human", scale=SCALE).iloc[0]
     assert "too few to trust the interval" in row["note"]
     big = study(1, n=25)
     sub = big[(big["rater"] == "human") | ((big["run"] == 0) & (big["variant"] == "base"))]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        human_agreement(sub, "judge", "human", scale=SCALE, seed=0)
+        human_agreement(sub, "judge", "human", scale=SCALE)
 
 
 def test_run_consistency_identical_runs_pass():
     df = study(2, noise=0.0)
     judge = df[(df["rater"] == "judge") & (df["variant"] == "base")]
-    result = run_consistency(judge, scale=SCALE, seed=0)
+    result = run_consistency(judge, scale=SCALE)
     summary = result.summary.set_index("statistic")
     assert summary.loc["share_identical", "estimate"] == 1.0
     assert bool(summary.loc["share_identical", "passed"])
@@ -85,7 +88,7 @@ def test_run_consistency_flips_failures_and_fleiss():
     df = study(3, noise=0.3)
     judge = df[(df["rater"] == "judge") & (df["variant"] == "base")].copy()
     judge.loc[judge.index[0], ["score", "status"]] = [np.nan, "unparseable"]  # item 0, run 0
-    result = run_consistency(judge, scale=SCALE, seed=0)
+    result = run_consistency(judge, scale=SCALE)
     summary = result.summary.set_index("statistic")
     wide = judge.pivot(index="item", columns="run", values="score")
     complete = wide.dropna()
@@ -106,14 +109,14 @@ def test_run_consistency_flips_failures_and_fleiss():
     assert per_item.loc[5, "flip_rate"] == pytest.approx(1 - counts.max() / 3)
     ref = sm_fleiss_kappa(aggregate_raters(complete.to_numpy().astype(int))[0])
     complete_only = judge[judge["item"].isin(complete.index)]
-    ours = run_consistency(complete_only, scale=SCALE, ci=None).summary.set_index("statistic")
+    ours = run_consistency(complete_only, scale=SCALE, ci=CI(None)).summary.set_index("statistic")
     assert ours.loc["fleiss_kappa", "estimate"] == pytest.approx(ref)
 
 
 def test_paraphrase_sensitivity_pass_fail_and_tables():
     df = study(4, noise=0.05)
     judge = df[(df["rater"] == "judge") & (df["run"] == 0)]
-    result = paraphrase_sensitivity(judge, scale=SCALE, seed=2, n_boot=300)
+    result = paraphrase_sensitivity(judge, scale=SCALE, ci=CI("bca", n_boot=300, seed=2))
     assert len(result.pairwise) == 3
     assert result.matrix.shape == (3, 3)
     summary = result.summary.set_index("statistic")
@@ -126,7 +129,7 @@ def test_paraphrase_sensitivity_pass_fail_and_tables():
     )
     noisy = study(4, noise=0.6)
     bad = paraphrase_sensitivity(
-        noisy[(noisy["rater"] == "judge") & (noisy["run"] == 0)], scale=SCALE, ci="analytic"
+        noisy[(noisy["rater"] == "judge") & (noisy["run"] == 0)], scale=SCALE, ci=CI("analytic")
     )
     assert not bad.summary.set_index("statistic").loc["min_kappa", "passed"]
 
@@ -174,7 +177,9 @@ def test_score_coverage_notes_small_expected_counts():
 
 def test_seed004_report_combines_four_checks():
     df = study(5, noise=0.05)
-    report = seed004_report(df, judge="judge", human="human", scale=SCALE, seed=0, n_boot=300)
+    report = seed004_report(
+        df, judge="judge", human="human", scale=SCALE, ci=CI("bca", n_boot=300, seed=0)
+    )
     assert report["check"].tolist() == [
         "human_agreement",
         "run_consistency",
@@ -193,7 +198,9 @@ def test_seed004_report_combines_four_checks():
 
 def test_seed004_report_marks_missing_runs_and_variants_as_not_run():
     df = study(6, runs=1, variants=("base",))
-    report = seed004_report(df, judge="judge", human="human", scale=SCALE, seed=0, n_boot=200)
+    report = seed004_report(
+        df, judge="judge", human="human", scale=SCALE, ci=CI("bca", n_boot=200, seed=0)
+    )
     skipped = report.set_index("check").loc[["run_consistency", "paraphrase_sensitivity"]]
     assert skipped["passed"].isna().all()
     assert skipped["note"].str.contains("needs at least two").all()

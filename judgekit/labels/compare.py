@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
-from typing import Literal
 
 import pandas as pd
 
+from judgekit.stats import CI
 from judgekit.stats.agreement import cohen_kappa
 from judgekit.stats.multirater import krippendorff_alpha
 
@@ -28,9 +28,7 @@ def inter_human_agreement(
     labels: pd.DataFrame,
     levels: Sequence[float],
     *,
-    n_boot: int = 2000,
-    seed: int = 0,
-    ci: Literal["percentile", "bca"] = "bca",
+    ci: CI = CI("bca", seed=0),
 ) -> pd.DataFrame:
     """Quadratic kappa for every pair of labellers and Krippendorff's ordinal alpha over all.
 
@@ -45,13 +43,13 @@ def inter_human_agreement(
     if len(labellers) < 2:
         return pd.DataFrame()
     rows = [
-        cohen_kappa(
-            long, a, b, scale=tuple(levels), weights="quadratic", ci=ci, n_boot=n_boot, seed=seed
-        ).assign(statistic="kappa (quadratic)")
+        cohen_kappa(long, a, b, scale=tuple(levels), weights="quadratic", ci=ci).assign(
+            statistic="kappa (quadratic)"
+        )
         for a, b in combinations(labellers, 2)
     ]
     alpha = krippendorff_alpha(
-        long, level_of_measurement="ordinal", scale=tuple(levels), ci=ci, n_boot=n_boot, seed=seed
+        long, level_of_measurement="ordinal", scale=tuple(levels), ci=ci
     ).assign(statistic="alpha (ordinal)", rater_a="all labellers", rater_b="")
     columns = ["statistic", "rater_a", "rater_b", "estimate", "ci_low", "ci_high", "n"]
     return pd.concat([*rows, alpha], ignore_index=True)[[*columns, "n_dropped"]]

@@ -3,14 +3,17 @@
 Inputs are long tables (one row per item, rater and score; statuses optional) read through one
 :class:`Columns` spec; outputs are tidy tables with ``estimate``, ``ci_low``, ``ci_high``,
 ``n``, ``method``, ``note`` (why a figure is undefined or its interval not shown) and, where
-rows were set aside, ``n_dropped`` / ``dropped_reason``. Bootstraps take an explicit seed and
-resample whole clusters when ``Columns.cluster`` is set.
+rows were set aside, ``n_dropped`` / ``dropped_reason``. An interval is asked for with one
+:class:`CI` (method, level, replicates, seed); bootstraps take an explicit seed and resample
+whole clusters when ``Columns.cluster`` is set.
 
 Modules by kind: estimators (:mod:`.agreement`, :mod:`.multirater`, :mod:`.correlation`,
 :mod:`.coverage`, :mod:`.consistency`, :mod:`.bias`, :mod:`.position`, :mod:`.run_summary`),
-tests and their families (:mod:`.tests`), and seed 004's validation protocol (:mod:`.protocol`).
+tests and their families (:mod:`.significance`), and seed 004's validation protocol
+(:mod:`.protocol`).
 """
 
+from judgekit.stats._bootstrap import CI
 from judgekit.stats._prep import Columns
 from judgekit.stats.agreement import (
     agreement_rates,
@@ -42,6 +45,7 @@ from judgekit.stats.run_summary import batch_run_summary
 from judgekit.stats.status import status_summary
 
 __all__ = [
+    "CI",
     "Columns",
     "Coverage",
     "ParaphraseSensitivity",

@@ -26,7 +26,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -36,11 +36,57 @@ from scipy import stats
 from judgekit.stats._prep import FloatArray, IntArray
 
 SeedLike = int | np.random.Generator
-CIMethod = Literal["analytic", "percentile", "bca"]
+CIMethod = Literal["analytic", "fisher", "percentile", "bca"]
+BootMethod = Literal["percentile", "bca"]
 #: A statistic of pattern weights: ``(replicates, patterns)`` counts -> one value per replicate.
 PatternStat = Callable[[FloatArray], FloatArray]
 
 _CELLS_PER_CHUNK = 20_000_000
+
+
+@dataclass(frozen=True)
+class CI:
+    """How a statistic's confidence interval is computed; one object serves a whole analysis.
+
+    Each statistic takes it as ``ci=`` and says which methods it offers. Like scipy's
+    ``BootstrapMethod``, the resampling settings travel with the method instead of as keywords.
+
+    Attributes:
+        method: "analytic" (closed-form SE), "fisher" (a correlation's z transform),
+            "percentile" or "bca" (bootstrap: items, or whole clusters, resampled), or None
+            (no interval).
+        level: Confidence level, in (0, 1).
+        n_boot: Bootstrap replicates.
+        seed: Seed or generator; a bootstrap needs one (same seed, same interval).
+    """
+
+    method: CIMethod | None = "analytic"
+    _: KW_ONLY
+    level: float = 0.95
+    n_boot: int = 2000
+    seed: SeedLike | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in (None, "analytic", "fisher", "percentile", "bca"):
+            raise ValueError(
+                f"CI method must be 'analytic', 'fisher', 'percentile', 'bca' or None, "
+                f"got {self.method!r}"
+            )
+        if not 0 < self.level < 1:
+            raise ValueError(f"CI level must be between 0 and 1, got {self.level!r}")
+        if self.n_boot < 1:
+            raise ValueError(f"CI n_boot must be positive, got {self.n_boot!r}")
+
+    def offered(self, methods: tuple[CIMethod | None, ...], statistic: str) -> CI:
+        """Return self when ``statistic`` offers this method; else a one-line ValueError."""
+        if self.method not in methods:
+            names = ", ".join(repr(m) for m in methods)
+            raise ValueError(f"{statistic} offers CI methods {names}; got {self.method!r}")
+        return self
+
+    def shared(self) -> CI:
+        """The same settings drawing from one generator, so a family of intervals reproduces."""
+        return self if self.seed is None else replace(self, seed=as_generator(self.seed))
 
 
 def as_generator(seed: SeedLike | None) -> np.random.Generator:
@@ -182,7 +228,7 @@ def interval(
     boot: FloatArray,
     *,
     level: float,
-    method: Literal["percentile", "bca"],
+    method: BootMethod,
     jack: tuple[FloatArray, FloatArray] | None = None,
 ) -> tuple[float, float]:
     """Percentile or BCa interval from bootstrap replicates (non-finite replicates ignored).
@@ -221,22 +267,22 @@ def pattern_ci(
     counts: IntArray,
     *,
     estimate: float,
-    n_boot: int,
-    seed: SeedLike | None,
-    level: float,
-    method: Literal["percentile", "bca"],
+    ci: CI,
     clusters: ClusterTable | None = None,
 ) -> tuple[float, float, float]:
     """Bootstrap ``stat`` over items (or whole clusters) and return ``(low, high, se)``."""
-    rng = as_generator(seed)
+    method: BootMethod = (
+        "bca" if ci.offered(("percentile", "bca"), "a bootstrap").method == "bca" else "percentile"
+    )
+    rng = as_generator(ci.seed)
     if clusters is None:
-        boot = bootstrap_distribution(stat, counts, n_boot, rng)
+        boot = bootstrap_distribution(stat, counts, ci.n_boot, rng)
         jack = jackknife(stat, counts) if method == "bca" else None
     else:
-        boot = stat(cluster_weights(clusters, n_boot, rng))
+        boot = stat(cluster_weights(clusters, ci.n_boot, rng))
         with np.errstate(divide="ignore", invalid="ignore"):  # one cluster: leaving it out is empty
             jack = cluster_jackknife(stat, clusters) if method == "bca" else None
-    low, high = interval(estimate, boot, level=level, method=method, jack=jack)
+    low, high = interval(estimate, boot, level=ci.level, method=method, jack=jack)
     finite = boot[np.isfinite(boot)]
     se = float(np.std(finite, ddof=1)) if finite.size > 1 else np.nan
     return low, high, se
@@ -249,10 +295,7 @@ def unit_ci(
     cluster_of_unit: IntArray | None,
     *,
     estimate: float,
-    n_boot: int,
-    seed: SeedLike | None,
-    level: float,
-    method: Literal["percentile", "bca"],
+    ci: CI,
 ) -> dict[str, object]:
     """Bootstrap interval over units, clustered when ``cluster_of_unit`` is given.
 
@@ -264,15 +307,14 @@ def unit_ci(
         ci_low, ci_high, se (bootstrap SE); clustered also n_clusters, naive_ci_low,
         naive_ci_high, design_effect.
     """
-    rng = as_generator(seed)
+    ci = ci.shared()
     counts = np.bincount(pattern_of_unit, minlength=n_patterns)
-    options = {"estimate": estimate, "n_boot": n_boot, "level": level, "method": method}
     if cluster_of_unit is None:
-        low, high, se = pattern_ci(stat, counts, seed=rng, **options)  # type: ignore[arg-type]
+        low, high, se = pattern_ci(stat, counts, estimate=estimate, ci=ci)
         return {"ci_low": low, "ci_high": high, "se": se}
     table = cluster_table(pattern_of_unit, cluster_of_unit, n_patterns)
-    low, high, se = pattern_ci(stat, counts, seed=rng, clusters=table, **options)  # type: ignore[arg-type]
-    naive_low, naive_high, _ = pattern_ci(stat, counts, seed=rng, **options)  # type: ignore[arg-type]
+    low, high, se = pattern_ci(stat, counts, estimate=estimate, ci=ci, clusters=table)
+    naive_low, naive_high, _ = pattern_ci(stat, counts, estimate=estimate, ci=ci)
     naive_width = naive_high - naive_low
     return {
         "ci_low": low,

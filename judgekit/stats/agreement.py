@@ -16,21 +16,14 @@ kappa is ``1 - sum(v * O) / sum(v * E)`` with observed and chance-expected cell 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import combinations
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._bootstrap import (
-    CIMethod,
-    PatternStat,
-    SeedLike,
-    as_generator,
-    normal_ci,
-    unit_ci,
-    wilson_ci,
-)
+from judgekit.stats._bootstrap import CI, PatternStat, normal_ci, unit_ci, wilson_ci
 from judgekit.stats._prep import (
     DEFAULT_COLUMNS,
     Columns,
@@ -125,10 +118,7 @@ def kappa_from_pairs(
     *,
     weights: Weights = None,
     weight_basis: WeightBasis = "rank",
-    ci: CIMethod = "analytic",
-    n_boot: int = 2000,
-    seed: SeedLike | None = None,
-    level: float = 0.95,
+    ci: CI = CI("analytic"),
     clusters: IntArray | None = None,
     names: tuple[str, str] = ("A", "B"),
 ) -> dict[str, object]:
@@ -137,12 +127,11 @@ def kappa_from_pairs(
     ``clusters`` (0-based cluster index per pair) makes the bootstrap resample whole clusters
     (see :func:`~judgekit.stats._bootstrap.unit_ci`); it needs a bootstrap ``ci``.
     """
-    if ci not in ("analytic", "percentile", "bca"):
-        raise ValueError(f"ci must be 'analytic', 'percentile' or 'bca', got {ci!r}")
-    if clusters is not None and ci == "analytic":
-        raise UsageError("a clustered kappa interval needs ci='percentile' or 'bca'")
+    method = ci.offered(("analytic", "percentile", "bca"), "cohen_kappa").method
+    if clusters is not None and method == "analytic":
+        raise UsageError("a clustered kappa interval needs CI('percentile') or CI('bca')")
     name = "unweighted" if weights is None else f"{weights}-{weight_basis}"
-    row = result_row(n=int(a.size), method=f"cohen_kappa[{name}]", ci_method=ci)
+    row = result_row(n=int(a.size), method=f"cohen_kappa[{name}]", ci_method=method)
     reason = undefined_reason(a, b, names)
     if reason:
         row["note"] = reason
@@ -154,19 +143,17 @@ def kappa_from_pairs(
     stat = kappa_stat(v)
     estimate = float(stat(cells[None].astype(float))[0])
     se = kappa_se(cells.reshape(k, k).astype(float), v)
-    if ci == "analytic":
+    if method == "analytic":
         # The normal interval can cross kappa's bounds; kappa never exceeds 1 (or falls below -1).
-        low, high = (float(np.clip(bound, -1.0, 1.0)) for bound in normal_ci(estimate, se, level))
+        bounds = normal_ci(estimate, se, ci.level)
+        low, high = (float(np.clip(bound, -1.0, 1.0)) for bound in bounds)
         interval: dict[str, object] = {"ci_low": low, "ci_high": high, "se": se}
     else:
-        interval = unit_ci(
-            stat, codes, k * k, clusters,
-            estimate=estimate, n_boot=n_boot, seed=seed, level=level, method=ci,
-        )  # fmt: skip
+        interval = unit_ci(stat, codes, k * k, clusters, estimate=estimate, ci=ci)
         if clusters is None:
             interval["se"] = se
         else:
-            interval["ci_method"] = f"{ci}, cluster bootstrap"
+            interval["ci_method"] = f"{method}, cluster bootstrap"
     return result_row(**{**row, "estimate": estimate, **interval})
 
 
@@ -178,10 +165,7 @@ def cohen_kappa(
     scale: ScaleLike = None,
     weights: Weights = None,
     weight_basis: WeightBasis = "rank",
-    ci: CIMethod = "analytic",
-    n_boot: int = 2000,
-    seed: SeedLike | None = None,
-    level: float = 0.95,
+    ci: CI = CI("analytic"),
     columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Cohen's (weighted) kappa between two raters of a long table, with a CI.
@@ -191,7 +175,7 @@ def cohen_kappa(
     abstains or is missing (counted in ``n_dropped`` / ``dropped_reason``).
 
     ``se`` is the Fleiss, Cohen & Everitt (1969) large-sample SE (the cluster-bootstrap SE when
-    ``columns.cluster`` is set). ``ci="analytic"`` gives ``kappa -/+ z se``; ``"percentile"``
+    ``columns.cluster`` is set). ``CI("analytic")`` gives ``kappa -/+ z se``; ``"percentile"``
     and ``"bca"`` resample items, or whole clusters when ``columns.cluster`` names a column
     (``n_boot`` replicates, explicit ``seed``; same seed, same interval). An undefined kappa
     (no pairs, a constant rater) is NaN with the reason in ``note``.
@@ -203,10 +187,7 @@ def cohen_kappa(
         scale: Ordered levels (or a :class:`~judgekit.types.Scale`); default: observed values.
         weights: None (unweighted), "linear" or "quadratic".
         weight_basis: "rank" (equally spaced steps, sklearn's convention) or "value".
-        ci: "analytic", "percentile" or "bca".
-        n_boot: Bootstrap replicates.
-        seed: Seed or generator; required for bootstrap intervals.
-        level: Confidence level.
+        ci: Interval (:class:`CI`): "analytic", "percentile" or "bca"; level, replicates, seed.
         columns: Column names, cluster and abstention values (:class:`Columns`).
 
     Returns:
@@ -223,9 +204,6 @@ def cohen_kappa(
         weights=weights,
         weight_basis=weight_basis,
         ci=ci,
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
         clusters=joined.clusters,
         names=(str(rater_a), str(rater_b)),
     )
@@ -237,18 +215,18 @@ def pairwise_kappa(
     raters: list[object] | None = None,
     *,
     columns: Columns = DEFAULT_COLUMNS,
-    seed: SeedLike | None = None,
+    ci: CI = CI("analytic"),
     **kappa_options: object,
 ) -> pd.DataFrame:
     """Cohen's kappa for every pair of raters (or variants, runs: set ``columns.rater``).
 
-    Bootstrap pairs draw from one generator built from ``seed``, so the table reproduces.
-    Other keyword arguments go to :func:`cohen_kappa`. Returns one row per pair.
+    Bootstrap pairs draw in turn from one generator built from ``ci.seed``, so the table
+    reproduces. Other keyword arguments go to :func:`cohen_kappa`. Returns one row per pair.
     """
     names = list(pd.unique(df[columns.rater])) if raters is None else list(raters)
-    rng = None if seed is None else as_generator(seed)
+    ci = ci.shared()
     rows = [
-        cohen_kappa(df, a, b, columns=columns, seed=rng, **kappa_options)  # type: ignore[arg-type]
+        cohen_kappa(df, a, b, columns=columns, ci=ci, **kappa_options)  # type: ignore[arg-type]
         for a, b in combinations(names, 2)
     ]
     if not rows:
@@ -278,17 +256,16 @@ def agreement_rates(
     rater_b: object,
     *,
     scale: ScaleLike = None,
-    level: float = 0.95,
-    n_boot: int = 2000,
-    seed: SeedLike | None = None,
+    ci: CI = CI("analytic"),
     columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Exact and within-one-step agreement with Wilson (or cluster-bootstrap) intervals.
 
     Within-one counts pairs at most one *scale step* apart (on ``(0, 3, 5)``, 0 vs 3 is within
-    one, 0 vs 5 is not), so it depends on the scale passed, not on the raw score gap. With
-    ``columns.cluster`` set the interval is a percentile cluster bootstrap (``n_boot``,
-    ``seed``) instead of Wilson's, which assumes independent items.
+    one, 0 vs 5 is not), so it depends on the scale passed, not on the raw score gap.
+    ``CI("analytic")`` is Wilson's interval (at ``ci.level``). With ``columns.cluster`` set the
+    interval is a percentile cluster bootstrap (``ci.n_boot``, ``ci.seed``) whatever the
+    method, because Wilson's assumes independent items.
 
     Returns:
         Two rows (``statistic`` = "exact", "within_one"): estimate, se, ci_low, ci_high, n,
@@ -298,18 +275,17 @@ def agreement_rates(
     pairs, levels = joined.pairs, joined.levels
     steps = np.abs(level_codes(pairs.a, levels) - level_codes(pairs.b, levels))
     n = steps.size
-    rng = as_generator(seed) if joined.clusters is not None else None
+    boot = replace(ci.offered(("analytic",), "agreement_rates"), method="percentile").shared()
     rows = []
     for name, hits in (("exact", steps == 0), ("within_one", steps <= 1)):
         share = float(hits.mean()) if n else np.nan
-        low, high = wilson_ci(float(hits.sum()), n, level)
+        low, high = wilson_ci(float(hits.sum()), n, ci.level)
         interval: dict[str, object] = {"ci_low": low, "ci_high": high, "ci_method": "wilson"}
         interval["se"] = float(np.sqrt(share * (1 - share) / n)) if n else np.nan
-        if rng is not None and n:
+        if joined.clusters is not None and n:
             interval = unit_ci(
-                share_stat, hits.astype(np.int64), 2, joined.clusters,
-                estimate=share, n_boot=n_boot, seed=rng, level=level, method="percentile",
-            )  # fmt: skip
+                share_stat, hits.astype(np.int64), 2, joined.clusters, estimate=share, ci=boot
+            )
             interval["ci_method"] = "percentile, cluster bootstrap"
         rows.append(
             result_row(

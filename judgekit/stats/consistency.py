@@ -8,21 +8,13 @@ run (or the variant) and accept a cluster column like every other statistic here
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._bootstrap import (
-    CIMethod,
-    SeedLike,
-    as_generator,
-    unit_ci,
-    unit_weights,
-    wilson_ci,
-)
+from judgekit.stats._bootstrap import CI, as_generator, unit_ci, unit_weights, wilson_ci
 from judgekit.stats._prep import (
     Columns,
     ScaleLike,
@@ -102,23 +94,17 @@ def _per_item(df: pd.DataFrame, columns: Columns, scale: ScaleLike) -> pd.DataFr
 def _share_row(
     hits: np.ndarray,
     clusters: np.ndarray | None,
-    boot: tuple[int, np.random.Generator | None, float],
+    ci: CI,
     **row: object,
 ) -> dict[str, object]:
-    """Share of ``hits`` with a Wilson interval, or a cluster-bootstrap one when clustered.
-
-    ``boot`` is (replicates, generator, confidence level).
-    """
-    n_boot, rng, level = boot
+    """Share of ``hits`` with a Wilson interval, or a percentile cluster-bootstrap one."""
     n = hits.size
     share = float(hits.mean()) if n else np.nan
-    low, high = wilson_ci(float(hits.sum()), n, level)
+    low, high = wilson_ci(float(hits.sum()), n, ci.level)
     interval: dict[str, object] = {"ci_low": low, "ci_high": high, "ci_method": "wilson"}
     if clusters is not None and n:
-        interval = unit_ci(
-            share_stat, hits.astype(np.int64), 2, clusters,
-            estimate=share, n_boot=n_boot, seed=rng, level=level, method="percentile",
-        )  # fmt: skip
+        boot = replace(ci, method="percentile")
+        interval = unit_ci(share_stat, hits.astype(np.int64), 2, clusters, estimate=share, ci=boot)
         interval["ci_method"] = "percentile, cluster bootstrap"
     return result_row(estimate=share, n=n, **interval, **row)
 
@@ -129,10 +115,7 @@ def run_consistency(
     scale: ScaleLike = None,
     target: float = 1.0,
     alpha_level: AlphaLevel = "interval",
-    ci: Literal["percentile", "bca"] | None = "bca",
-    n_boot: int = 2000,
-    seed: SeedLike | None = 0,
-    level: float = 0.95,
+    ci: CI = CI("bca", seed=0),
     columns: Columns = RUN_COLUMNS,
 ) -> RunConsistency:
     """Agreement of one judge with itself over k runs of the same items.
@@ -142,8 +125,9 @@ def run_consistency(
     ``share_identical_among_complete`` beside it restricts to items usable in every run. Seed
     004's target is 1.0 (passes when the headline share >= target). An item's flip rate is the
     share of its usable runs that differ from its modal score. Fleiss' kappa and Krippendorff's
-    alpha treat runs as raters. ``columns.rater`` is the run column; with ``columns.cluster``
-    the intervals resample clusters.
+    alpha treat runs as raters (``ci``: None, "percentile" or "bca"). ``columns.rater`` is the
+    run column; with ``columns.cluster`` the intervals resample clusters. Every interval draws
+    in turn from one generator built from ``ci.seed``.
     """
     per_item = _per_item(df, columns, scale)
     n_runs = int(per_item["n_runs"].max()) if len(per_item) else 0
@@ -152,12 +136,11 @@ def run_consistency(
         ["not usable in every run"] * (len(per_item) - len(complete))
     )
     clusters = item_clusters(df, columns)
-    rng = as_generator(seed) if (ci is not None or clusters is not None) else None
-    boot = (n_boot, rng, level)
+    ci = ci.offered((None, "percentile", "bca"), "run_consistency").shared()
     headline = _share_row(
         per_item["identical"].to_numpy(bool),
         cluster_codes(per_item["item"], clusters),
-        boot,
+        ci,
         threshold=target,
         statistic="share_identical",
         method=f"identical across {n_runs} runs; an item failed in a run counts as not identical",
@@ -169,7 +152,7 @@ def run_consistency(
     among = _share_row(
         complete["identical"].to_numpy(bool),
         cluster_codes(complete["item"], clusters),
-        boot,
+        ci,
         statistic="share_identical_among_complete",
         method="identical across runs, among items usable in every run",
         n_dropped=n_incomplete,
@@ -188,9 +171,10 @@ def run_consistency(
             dropped_reason=why,
         ),
     ]
-    options = {"scale": scale, "ci": ci, "n_boot": n_boot, "seed": rng, "level": level}
-    fleiss = fleiss_kappa(df, columns=columns, **options)  # type: ignore[arg-type]
-    alpha = krippendorff_alpha(df, level_of_measurement=alpha_level, columns=columns, **options)  # type: ignore[arg-type]
+    fleiss = fleiss_kappa(df, scale=scale, ci=ci, columns=columns)
+    alpha = krippendorff_alpha(
+        df, level_of_measurement=alpha_level, scale=scale, ci=ci, columns=columns
+    )
     for name, table in (("fleiss_kappa", fleiss), ("krippendorff_alpha", alpha)):
         rows.append({"statistic": name, **{str(k): v for k, v in table.iloc[0].items()}})
     summary = order_columns(pd.DataFrame(rows), ["statistic"])
@@ -218,9 +202,7 @@ def min_kappa_interval(
     scale: ScaleLike,
     weights: Weights,
     weight_basis: WeightBasis,
-    n_boot: int,
-    seed: SeedLike | None,
-    level: float,
+    ci: CI,
     columns: Columns,
 ) -> tuple[float, float]:
     """Percentile interval of the *minimum* pairwise kappa, from a bootstrap of the minimum.
@@ -228,7 +210,8 @@ def min_kappa_interval(
     Every replicate resamples items (or clusters) once, recomputes every variant pair's kappa
     on that same resample and keeps the smallest, so the choice of the weakest pair is redone
     in each replicate instead of being fixed after seeing the data. The minimum is not a
-    smooth statistic, so the interval's coverage is approximate.
+    smooth statistic, so the interval's coverage is approximate (``ci``: level, replicates,
+    seed; its method is not used).
     """
     usable = usable_scores(df, columns, scale)
     wide = usable.scores.pivot(index="item", columns="rater", values="score")
@@ -236,7 +219,7 @@ def min_kappa_interval(
     k = len(levels)
     stat = kappa_stat(disagreement_weights(levels, weights, weight_basis))
     clusters = cluster_codes(wide.index, item_clusters(df, columns))
-    draws = unit_weights(len(wide), clusters, n_boot, as_generator(seed))
+    draws = unit_weights(len(wide), clusters, ci.n_boot, as_generator(ci.seed))
     replicates = []
     for first, second in combinations(wide.columns, 2):
         both = wide[[first, second]].notna().all(axis=1).to_numpy()
@@ -252,7 +235,7 @@ def min_kappa_interval(
     finite = minimum[np.isfinite(minimum)]
     if finite.size < max(2, minimum.size // 2):
         return np.nan, np.nan
-    low, high = np.quantile(finite, [(1 - level) / 2, (1 + level) / 2])
+    low, high = np.quantile(finite, [(1 - ci.level) / 2, (1 + ci.level) / 2])
     return float(low), float(high)
 
 
@@ -263,10 +246,7 @@ def paraphrase_sensitivity(
     threshold: float = 0.8,
     weights: Weights = "quadratic",
     weight_basis: WeightBasis = "rank",
-    ci: CIMethod = "bca",
-    n_boot: int = 2000,
-    seed: SeedLike | None = 0,
-    level: float = 0.95,
+    ci: CI = CI("bca", seed=0),
     columns: Columns = VARIANT_COLUMNS,
 ) -> ParaphraseSensitivity:
     """Pairwise kappa between prompt variants; passes when the smallest kappa exceeds threshold.
@@ -276,14 +256,11 @@ def paraphrase_sensitivity(
     minimum itself (:func:`min_kappa_interval`), not from the weakest pair's own interval.
     ``columns.rater`` is the variant column.
     """
-    rng = as_generator(seed) if seed is not None else None
+    ci = ci.shared()
     pairwise = pairwise_kappa(
         df,
         columns=columns,
-        seed=rng,
         ci=ci,
-        n_boot=n_boot,
-        level=level,
         scale=scale,
         weights=weights,
         weight_basis=weight_basis,
@@ -292,16 +269,9 @@ def paraphrase_sensitivity(
     defined = kappas.notna().all()
     worst = pairwise.iloc[int(np.nanargmin(kappas))] if kappas.notna().any() else pairwise.iloc[0]
     low, high = (np.nan, np.nan)
-    if defined and ci != "analytic":
+    if defined and ci.method != "analytic":
         low, high = min_kappa_interval(
-            df,
-            scale=scale,
-            weights=weights,
-            weight_basis=weight_basis,
-            n_boot=n_boot,
-            seed=rng,
-            level=level,
-            columns=columns,
+            df, scale=scale, weights=weights, weight_basis=weight_basis, ci=ci, columns=columns
         )
     summary = pd.DataFrame(
         [

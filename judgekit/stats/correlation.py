@@ -1,10 +1,10 @@
 """Pearson, Spearman and Kendall (tau-b) correlations between two raters, with intervals.
 
-``ci="fisher"`` uses ``tanh(atanh(r) -/+ z * se)`` with ``se = 1 / sqrt(n - 3)`` for Pearson
+``CI("fisher")`` uses ``tanh(atanh(r) -/+ z * se)`` with ``se = 1 / sqrt(n - 3)`` for Pearson
 (Fisher 1921) and the Fieller, Hartley & Pearson (1957, Biometrika 44, 470-481) approximations
 ``sqrt(1.06 / (n - 3))`` for Spearman and ``sqrt(0.437 / (n - 4))`` for Kendall; those two are
 approximations made for continuous, untied data, so with heavily tied scale scores prefer
-``ci="bca"`` or ``"percentile"``, which resample items (ties are re-ranked in every replicate).
+``CI("bca")`` or ``CI("percentile")``, which resample items (ties are re-ranked in every replicate).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, stats
 
-from judgekit.stats._bootstrap import PatternStat, SeedLike, unique_patterns, unit_ci
+from judgekit.stats._bootstrap import CI, PatternStat, unique_patterns, unit_ci
 from judgekit.stats._prep import (
     DEFAULT_COLUMNS,
     Columns,
@@ -28,7 +28,6 @@ from judgekit.stats._prep import (
 from judgekit.types import UsageError
 
 CorrMethod = Literal["pearson", "spearman", "kendall"]
-CorrCI = Literal["fisher", "percentile", "bca"]
 _FISHER_VARIANCE = {"pearson": (1.0, 3), "spearman": (1.06, 3), "kendall": (0.437, 4)}
 _MAX_KENDALL_PATTERNS = 3000
 
@@ -106,24 +105,20 @@ def correlation_from_pairs(
     b: FloatArray,
     *,
     method: CorrMethod = "pearson",
-    ci: CorrCI = "fisher",
-    n_boot: int = 2000,
-    seed: SeedLike | None = None,
-    level: float = 0.95,
+    ci: CI = CI("fisher"),
     clusters: IntArray | None = None,
     names: tuple[str, str] = ("A", "B"),
 ) -> dict[str, object]:
     """Correlation of two aligned arrays with its interval and scipy's p-value; one result row.
 
     ``clusters`` (0-based cluster per pair) makes the bootstrap resample whole clusters; it
-    needs ``ci="percentile"`` or ``"bca"`` (scipy's p-value still assumes independent pairs).
+    needs ``CI("percentile")`` or ``CI("bca")`` (scipy's p-value still assumes independent pairs).
     """
     if method not in _FISHER_VARIANCE:
         raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
-    if ci not in ("fisher", "percentile", "bca"):
-        raise ValueError(f"ci must be fisher, percentile or bca, got {ci!r}")
-    if clusters is not None and ci == "fisher":
-        raise UsageError("a clustered correlation interval needs ci='percentile' or 'bca'")
+    ci_method = str(ci.offered(("fisher", "percentile", "bca"), "correlation").method)
+    if clusters is not None and ci_method == "fisher":
+        raise UsageError("a clustered correlation interval needs CI('percentile') or CI('bca')")
     n = a.size
     test = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
     flat = [name for name, x in zip(names, (a, b), strict=True) if n and np.ptp(x) == 0]
@@ -135,21 +130,18 @@ def correlation_from_pairs(
         res = test[method](a, b)
         estimate, p_value = float(res.statistic), float(res.pvalue)
     interval: dict[str, object] = {}
-    if ci == "fisher":
-        interval = _fisher(estimate, n, method, level)
+    if ci_method == "fisher":
+        interval = _fisher(estimate, n, method, ci.level)
     elif not note:
         patterns, _, pattern_of_pair = unique_patterns(np.column_stack([a, b]))
         stat = correlation_stat(patterns[:, 0], patterns[:, 1], method)
-        interval = unit_ci(
-            stat, pattern_of_pair, len(patterns), clusters,
-            estimate=estimate, n_boot=n_boot, seed=seed, level=level, method=ci,
-        )  # fmt: skip
+        interval = unit_ci(stat, pattern_of_pair, len(patterns), clusters, estimate=estimate, ci=ci)
     clustered = ", cluster bootstrap" if clusters is not None else ""
     return result_row(
         estimate=estimate,
         n=n,
         method=method,
-        ci_method=ci + clustered,
+        ci_method=ci_method + clustered,
         p_value=p_value,
         note=note,
         **interval,
@@ -162,10 +154,7 @@ def correlation(
     rater_b: object,
     *,
     method: CorrMethod = "pearson",
-    ci: CorrCI = "fisher",
-    n_boot: int = 2000,
-    seed: SeedLike | None = None,
-    level: float = 0.95,
+    ci: CI = CI("fisher"),
     columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Correlation between two raters' scores, paired on item before unusable rows are dropped.
@@ -175,11 +164,8 @@ def correlation(
         rater_a: First rater.
         rater_b: Second rater.
         method: "pearson", "spearman" or "kendall" (tau-b).
-        ci: "fisher" (see module notes), "percentile" or "bca" (items, or clusters when
-            ``columns.cluster`` is set, resampled).
-        n_boot: Bootstrap replicates.
-        seed: Seed or generator, required for bootstrap intervals.
-        level: Confidence level.
+        ci: Interval (:class:`CI`): "fisher" (see module notes), "percentile" or "bca" (items,
+            or clusters when ``columns.cluster`` is set, resampled); level, replicates, seed.
         columns: Column names, abstention values and the cluster column.
 
     Returns:
@@ -193,9 +179,6 @@ def correlation(
         pairs.b,
         method=method,
         ci=ci,
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
         clusters=joined.clusters,
         names=(str(rater_a), str(rater_b)),
     )

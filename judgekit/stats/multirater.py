@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._bootstrap import PatternStat, SeedLike, unique_patterns, unit_ci
+from judgekit.stats._bootstrap import CI, PatternStat, unique_patterns, unit_ci
 from judgekit.stats._prep import (
     DEFAULT_COLUMNS,
     Columns,
@@ -34,7 +34,6 @@ from judgekit.stats._prep import (
 from judgekit.stats.agreement import WeightBasis, Weights, disagreement_weights
 
 AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
-BootCI = Literal["percentile", "bca"] | None
 
 
 @dataclass(frozen=True)
@@ -174,41 +173,31 @@ def no_variation(counts: IntArray, constant_ok: bool = False) -> str:
     return ""
 
 
-class _Boot(NamedTuple):
-    """The interval an estimator was asked for: method (None: no interval), replicates, seed."""
-
-    ci: BootCI
-    n_boot: int
-    seed: SeedLike | None
-    level: float
-
-
 def _estimate(
     stat_of: Callable[[IntArray], PatternStat],
     data: LevelCounts,
     method: str,
-    boot: _Boot,
+    ci: CI,
     *,
     constant_ok: bool = False,
 ) -> pd.DataFrame:
-    ci, n_boot, seed, level = boot
+    boot = ci.offered((None, "percentile", "bca"), method).method
     patterns, pattern_counts, pattern_of_item = unique_patterns(data.counts)
     stat = stat_of(patterns)
     n = int(pattern_counts.sum())
     reason = no_variation(data.counts, constant_ok)
     estimate = np.nan if reason else float(stat(pattern_counts[None].astype(float))[0])
     interval: dict[str, object] = {}
-    if ci is not None and not reason:
+    if boot is not None and not reason:
         interval = unit_ci(
-            stat, pattern_of_item, len(patterns), data.clusters,
-            estimate=estimate, n_boot=n_boot, seed=seed, level=level, method=ci,
-        )  # fmt: skip
-    clustered = ", cluster bootstrap" if data.clusters is not None and ci else ""
+            stat, pattern_of_item, len(patterns), data.clusters, estimate=estimate, ci=ci
+        )
+    clustered = ", cluster bootstrap" if data.clusters is not None and boot else ""
     row = result_row(
         estimate=estimate,
         n=n,
         method=method,
-        ci_method=(ci or "none") + clustered,
+        ci_method=(boot or "none") + clustered,
         n_dropped=data.dropped[0],
         dropped_reason=data.dropped[1],
         note=reason,
@@ -222,10 +211,7 @@ def krippendorff_alpha(
     *,
     level_of_measurement: AlphaLevel = "interval",
     scale: ScaleLike = None,
-    ci: BootCI = None,
-    n_boot: int = 2000,
-    seed: SeedLike | None = None,
-    level: float = 0.95,
+    ci: CI = CI(None),
     columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Krippendorff's alpha for any number of raters with missing ratings.
@@ -240,11 +226,8 @@ def krippendorff_alpha(
         df: Long table, one row per item and rater (status optional).
         level_of_measurement: "nominal", "ordinal", "interval" or "ratio".
         scale: Ordered levels or a :class:`~judgekit.types.Scale`; default: observed values.
-        ci: None (no interval), "percentile" or "bca" (items or clusters resampled, explicit
-            ``seed``).
-        n_boot: Bootstrap replicates.
-        seed: Seed or generator for the bootstrap.
-        level: Confidence level.
+        ci: Interval (:class:`CI`): None (no interval), "percentile" or "bca" (items or
+            clusters resampled); level, replicates and the seed a bootstrap needs.
         columns: Column names, abstention values and the cluster column; with a cluster the
             bootstrap resamples whole clusters and the row adds the design effect.
 
@@ -257,7 +240,7 @@ def krippendorff_alpha(
         lambda patterns: alpha_stat(patterns, data.levels, level_of_measurement),
         data,
         f"krippendorff_alpha[{level_of_measurement}]",
-        _Boot(ci, n_boot, seed, level),
+        ci,
     )
 
 
@@ -265,10 +248,7 @@ def fleiss_kappa(
     df: pd.DataFrame,
     *,
     scale: ScaleLike = None,
-    ci: BootCI = None,
-    n_boot: int = 2000,
-    seed: SeedLike | None = None,
-    level: float = 0.95,
+    ci: CI = CI(None),
     columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Fleiss' (1971) kappa for many raters (nominal; raters need not be the same people).
@@ -283,7 +263,7 @@ def fleiss_kappa(
         lambda patterns: chance_corrected_stat(patterns, np.eye(len(data.levels)), "fleiss"),
         data,
         "fleiss_kappa",
-        _Boot(ci, n_boot, seed, level),
+        ci,
     )
 
 
@@ -293,10 +273,7 @@ def gwet_ac(
     weights: Weights = None,
     weight_basis: WeightBasis = "rank",
     scale: ScaleLike = None,
-    ci: BootCI = None,
-    n_boot: int = 2000,
-    seed: SeedLike | None = None,
-    level: float = 0.95,
+    ci: CI = CI(None),
     columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
     """Gwet's AC1 (``weights=None``) or AC2 (linear / quadratic weights) for many raters.
@@ -317,6 +294,6 @@ def gwet_ac(
         lambda patterns: chance_corrected_stat(patterns, agree, "gwet"),
         data,
         name,
-        _Boot(ci, n_boot, seed, level),
+        ci,
         constant_ok=True,
     )

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
-from typing import Literal, TypedDict
+from typing import Literal
 
-import numpy as np
 import pandas as pd
 
-from judgekit.stats._bootstrap import CIMethod, SeedLike, as_generator
+from judgekit.stats._bootstrap import CI
 from judgekit.stats._prep import DEFAULT_COLUMNS, Columns, ScaleLike, order_columns, require_columns
 from judgekit.stats.agreement import WeightBasis, Weights, cohen_kappa
 from judgekit.stats.consistency import paraphrase_sensitivity, passes, run_consistency
@@ -38,10 +37,7 @@ def human_agreement(
     pass_rule: PassRule = "estimate",
     weights: Weights = "quadratic",
     weight_basis: WeightBasis = "rank",
-    ci: CIMethod = "bca",
-    n_boot: int = 2000,
-    seed: SeedLike | None = 0,
-    level: float = 0.95,
+    ci: CI = CI("bca", seed=0),
     min_n: int = MIN_LABELLED,
     columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
@@ -63,9 +59,6 @@ def human_agreement(
         weights=weights,
         weight_basis=weight_basis,
         ci=ci,
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
         columns=columns,
     )
     n = int(row["n"].iloc[0])
@@ -148,16 +141,8 @@ def _coverage_check(
     }
 
 
-class _Bootstrap(TypedDict):
-    """The bootstrap settings every check of one report shares (one generator, drawn in turn)."""
-
-    n_boot: int
-    seed: np.random.Generator
-    level: float
-
-
 def _run_check(
-    base: pd.DataFrame | None, scale: ScaleLike, target: float, boot: _Bootstrap, columns: Columns
+    base: pd.DataFrame | None, scale: ScaleLike, target: float, ci: CI, columns: Columns
 ) -> dict[str, object]:
     """Run consistency of the base variant over runs (``columns.rater`` names the run).
 
@@ -165,13 +150,7 @@ def _run_check(
     """
     if base is None:
         return _skipped("run_consistency", "share_identical", "needs at least two runs")
-    runs = run_consistency(
-        base,
-        scale=scale,
-        target=target,
-        **boot,
-        columns=columns,
-    ).summary
+    runs = run_consistency(base, scale=scale, target=target, ci=ci, columns=columns).summary
     return {"check": "run_consistency", **_record(runs.iloc[0])}
 
 
@@ -180,7 +159,7 @@ def _paraphrase_check(
     scale: ScaleLike,
     threshold: float,
     weighting: tuple[Weights, WeightBasis],
-    boot: _Bootstrap,
+    ci: CI,
     columns: Columns,
 ) -> dict[str, object]:
     """Paraphrase sensitivity over the first run's variants (``columns.rater`` names them).
@@ -195,7 +174,7 @@ def _paraphrase_check(
         threshold=threshold,
         weights=weighting[0],
         weight_basis=weighting[1],
-        **boot,
+        ci=ci,
         columns=columns,
     ).summary
     return {"check": "paraphrase_sensitivity", **_record(para.iloc[0])}
@@ -215,9 +194,7 @@ def seed004_report(
     weights: Weights = "quadratic",
     weight_basis: WeightBasis = "rank",
     base_variant: object = "base",
-    n_boot: int = 2000,
-    seed: SeedLike = 0,
-    level: float = 0.95,
+    ci: CI = CI("bca", seed=0),
     columns: Columns = DEFAULT_COLUMNS,
     run_col: str = "run",
     variant_col: str = "variant",
@@ -231,14 +208,15 @@ def seed004_report(
     run, one variant) is reported with ``passed`` empty and a note, never as a pass.
 
     ``columns`` names the item, rater (judge / human), score, status and cluster columns;
-    ``run_col`` and ``variant_col`` name the judge's run and prompt-variant columns.
+    ``run_col`` and ``variant_col`` name the judge's run and prompt-variant columns. The checks'
+    intervals (``ci``: "percentile" or "bca") draw in turn from one generator.
 
     Returns:
         Columns check, statistic, estimate, ci_low, ci_high, n, threshold, passed, method, note.
     """
     rater_col = columns.rater
     require_columns(df, [columns.item, rater_col, columns.score])
-    rng = as_generator(seed)
+    ci = ci.offered(("percentile", "bca"), "seed004_report").shared()
     judged = df[df[rater_col] == judge]
     humans = df[df[rater_col] == human]
     if judged.empty or humans.empty:
@@ -248,24 +226,23 @@ def seed004_report(
     rows: list[dict[str, object]] = []
 
     with_humans = pd.concat([single, humans])
-    boot = _Bootstrap(n_boot=n_boot, seed=rng, level=level)
     agreement = human_agreement(
         with_humans, judge, human, scale=scale, threshold=kappa_threshold, pass_rule=pass_rule,
-        weights=weights, weight_basis=weight_basis, columns=columns, **boot,
+        weights=weights, weight_basis=weight_basis, ci=ci, columns=columns,
     ).iloc[0]  # fmt: skip
     rows.append({**_record(agreement), "statistic": "kappa_vs_human"})
 
     has_runs = run_col in judged.columns and judged[run_col].nunique() > 1
     has_variants = variant_col in judged.columns and judged[variant_col].nunique() > 1
     by_run = replace(columns, rater=run_col)
-    rows.append(_run_check(base if has_runs else None, scale, consistency_target, boot, by_run))
+    rows.append(_run_check(base if has_runs else None, scale, consistency_target, ci, by_run))
     rows.append(
         _paraphrase_check(
             first if has_variants else None,
             scale,
             paraphrase_threshold,
             (weights, weight_basis),
-            boot,
+            ci,
             replace(columns, rater=variant_col),
         )
     )

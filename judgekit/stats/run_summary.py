@@ -7,11 +7,12 @@ batch sizes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Literal
 
 import pandas as pd
 
-from judgekit.stats._bootstrap import SeedLike
+from judgekit.stats._bootstrap import CI
 from judgekit.stats.agreement import kappa_from_pairs
 from judgekit.stats.position import Human, human_series
 
@@ -27,19 +28,17 @@ def batch_run_summary(
     levels: Sequence[float],
     *,
     weights: Literal["linear", "quadratic"] | None = "quadratic",
-    level: float = 0.95,
+    ci: CI = CI("analytic", seed=0),
     clusters: Mapping[str, object] | pd.Series | None = None,
-    n_boot: int = 2000,
-    seed: SeedLike | None = 0,
 ) -> dict[str, object]:
     """Agreement, failure rates and token use of one ``judge()`` table.
 
     Kappa pairs the judge's ok scores of the first variant's first run with the human scores on
     ``levels`` (off-scale human labels and unscored rows are left out, counted in
-    ``n_dropped``). Its interval is analytic (items independent) or, with ``clusters`` (item ID
-    -> cluster, e.g. the question an answer belongs to; an item without one is its own
-    cluster), a BCa bootstrap of whole clusters (``n_boot`` resamples, ``seed``) with the
-    design effect beside it. Rates are shares of all judged rows (item x run x variant); token
+    ``n_dropped``). Its interval is ``ci``'s; with ``clusters`` (item ID -> cluster, e.g. the
+    question an answer belongs to; an item without one is its own cluster) it is a bootstrap of
+    whole clusters (BCa when ``ci`` asks for "analytic", which assumes independent items) with
+    the design effect beside it. Rates are shares of all judged rows (item x run x variant); token
     counts are summed over distinct requests (re-asks included) and divided by those rows.
     """
     rows = judgments[judgments["status"] != "unknown_id"]
@@ -62,10 +61,7 @@ def batch_run_summary(
         paired["human"].to_numpy(float),
         tuple(float(v) for v in levels),
         weights=weights,
-        level=level,
-        ci="analytic" if design is None else "bca",
-        n_boot=n_boot,
-        seed=seed,
+        ci=ci if design is None or ci.method != "analytic" else replace(ci, method="bca"),
         clusters=design,
     )
     judged = len(rows)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.engine import judge
+from judgekit.stats import CI
 from judgekit.stats.position import Human
 from judgekit.stats.run_summary import batch_run_summary
 from judgekit.types import Item, JudgeClient, Rubric
@@ -27,10 +28,8 @@ def batch_size_sensitivity(
     *,
     sizes: Sequence[int] = (1, 10, 60),
     weights: Literal["linear", "quadratic"] | None = "quadratic",
-    level: float = 0.95,
+    ci: CI = CI("analytic", seed=0),
     clusters: Mapping[str, object] | pd.Series | None = None,
-    n_boot: int = 2000,
-    bootstrap_seed: int = 0,
     **judge_options: Any,
 ) -> pd.DataFrame:
     """Judge the same items at several batch sizes and compare agreement, failures and cost.
@@ -38,8 +37,8 @@ def batch_size_sensitivity(
     Each size is one ``judge()`` call (``judge_options`` passed on: ``store``, ``mode``,
     ``max_reasks``, ``seed``, ...); with a store, sizes never share replies since their prompts
     differ. Wall time includes replays, so time a fresh store (or none) for real costs.
-    ``clusters`` (item ID -> cluster), ``n_boot`` and ``bootstrap_seed`` make each size's kappa
-    interval a cluster bootstrap (see :func:`batch_run_summary`).
+    ``clusters`` (item ID -> cluster) makes each size's kappa interval a cluster bootstrap with
+    ``ci``'s replicates and seed (see :func:`batch_run_summary`).
 
     Returns:
         One row per size: ``batch_size``, ``wall_time_s``, ``api_calls`` and the columns of
@@ -55,10 +54,8 @@ def batch_size_sensitivity(
             human,
             rubric.scale.allowed,
             weights=weights,
-            level=level,
+            ci=ci,
             clusters=clusters,
-            n_boot=n_boot,
-            seed=bootstrap_seed,
         )
         records.append(
             {

@@ -199,9 +199,10 @@ def serve_local(
     logprobs: Annotated[bool, typer.Option(help="Return logprobs (more memory).")] = False,
 ) -> None:
     """Serve the local SmolLM2 judge (a plumbing check, not a research-grade judge)."""
+    from judgekit.local.server import LocalServerConfig
     from judgekit.workflows.clients import serve_local_command
 
-    serve_local_command(port, model_path=model_path, logprobs=logprobs)
+    serve_local_command(LocalServerConfig(port=port, model_path=model_path, logprobs=logprobs))
 
 
 @app.command()

@@ -23,7 +23,6 @@ from typing import Any, TextIO
 from judgekit.local.model import SMOLLM2_FILE
 from judgekit.local.server import (
     DEFAULT_MODEL_ALIAS,
-    DEFAULT_N_CTX,
     LocalJudgeServer,
     LocalServerConfig,
     LocalServerError,
@@ -261,24 +260,13 @@ def default_judge_client(
 
 
 def serve_local_command(
-    port: int | None = None,
-    *,
-    model_path: Path | None = None,
-    n_ctx: int = DEFAULT_N_CTX,
-    n_threads: int | None = None,
-    logprobs: bool = False,
-    log_dir: Path | None = None,
-    out: TextIO | None = None,
+    settings: LocalServerConfig | None = None, *, out: TextIO | None = None
 ) -> None:
     """Run the local judge server in the foreground until Ctrl-C (``judgekit serve-local``).
 
     Args:
-        port: TCP port on 127.0.0.1 (default: a free one).
-        model_path: GGUF file (default: ``JUDGEKIT_LOCAL_MODEL``, then the bundled SmolLM2).
-        n_ctx: Context window in tokens.
-        n_threads: CPU threads (default: all cores).
-        logprobs: Keep logits so replies can carry logprobs (uses much more memory).
-        log_dir: Folder for the server log (default: ``runs/local-judge/``).
+        settings: Port, model file, context, threads, logprobs, log folder (default: a free
+            port and the bundled SmolLM2, see :class:`LocalServerConfig`).
         out: Where the connection details are printed (default: stdout).
 
     Raises:
@@ -288,16 +276,8 @@ def serve_local_command(
     from judgekit.config import stop_on_signals
 
     stream = out or sys.stdout
-    settings = LocalServerConfig(
-        model_path=model_path,
-        port=port,
-        n_ctx=n_ctx,
-        n_threads=n_threads,
-        logprobs=logprobs,
-        log_dir=log_dir,
-    )
     try:
-        with stop_on_signals(), LocalJudgeServer(settings) as server:
+        with stop_on_signals(), LocalJudgeServer(settings or LocalServerConfig()) as server:
             print(
                 f"Local judge {local_model_label(server)} (plumbing check, not a research-grade "
                 f"judge) serving at {server.base_url}\n"

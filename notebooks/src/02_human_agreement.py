@@ -26,19 +26,16 @@ output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "human_agree
 
 # %%
 
+from dataclasses import replace
+
 import pandas as pd
 from IPython.display import display
 
 from judgekit import plots
 from judgekit.data import write_table
-from judgekit.data.tidy import (
-    HUMAN,
-    VERDICT_KEYS,
-    rater_table,
-    shared_scored_items,
-)
+from judgekit.data.tidy import HUMAN, VERDICT_KEYS, rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
-from judgekit.stats import Columns
+from judgekit.stats import CI, Columns
 from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
 from judgekit.stats.protocol import seed004_report
 from judgekit.workflows.study import figure_notes, load_study, open_report
@@ -64,9 +61,9 @@ scales = {r: load_rubric(r).scale for r in rubrics}
 pairs = [(r, j) for r in rubrics for j in judges if shared_scored_items(long[r], [j, HUMAN]) >= 2]
 for rubric, judge in [(r, j) for r in rubrics for j in judges if (r, j) not in pairs]:
     print(f"skipped {rubric} / {judge}: fewer than two items scored by judge and human")
-resampling = {"ci": ci_method, "n_boot": n_boot, "seed": seed}
+interval = CI(ci_method, n_boot=n_boot, seed=seed)  # the kappa interval the parameters ask for
 rows = [
-    cohen_kappa(long[r], j, HUMAN, scale=scales[r], weights=weights, **resampling).assign(
+    cohen_kappa(long[r], j, HUMAN, scale=scales[r], weights=weights, ci=interval).assign(
         rubric=r, kappa=label
     )
     for r, j in pairs
@@ -108,8 +105,8 @@ by_question = Columns(cluster=cluster_column) if has_cluster else None
 clustered = pd.concat(
     [
         cohen_kappa(
-            long[r], j, HUMAN, scale=scales[r], weights="quadratic", ci="percentile",
-            n_boot=n_boot, seed=seed, columns=by_question,
+            long[r], j, HUMAN, scale=scales[r], weights="quadratic",
+            ci=replace(interval, method="percentile"), columns=by_question,
         ).assign(rubric=r)
         for r, j in pairs
     ]
@@ -164,7 +161,7 @@ with_models = [r for r in rubrics if "answer_model" in long[r].columns]
 if len(with_models) < len(rubrics):
     print("skipped where the items file has no Model column (the model that wrote each answer)")
 rows = [
-    cohen_kappa(subset, j, HUMAN, scale=scales[r], weights="quadratic", **resampling).assign(
+    cohen_kappa(subset, j, HUMAN, scale=scales[r], weights="quadratic", ci=interval).assign(
         rubric=r, answer_model=model
     )
     for r, j in pairs
@@ -217,8 +214,7 @@ reports = [
         human=HUMAN,
         scale=scales[rubric],
         kappa_threshold=threshold,
-        n_boot=n_boot,
-        seed=seed,
+        ci=replace(interval, method="bca"),
         base_variant=variant,
     ).assign(rubric=rubric, judge=judge)
     for rubric, judge in pairs
@@ -252,8 +248,7 @@ for rubric in sorted(set(people["rubric"])):
     between = inter_human_agreement(
         people[people["rubric"] == rubric],
         load_rubric(rubric).scale.allowed,
-        n_boot=n_boot,
-        seed=seed,
+        ci=replace(interval, method="bca"),
     )
     if between.empty:
         print(f"{rubric}: one labeller, no inter-human agreement")

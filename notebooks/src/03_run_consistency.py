@@ -21,6 +21,7 @@ output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "run_consist
 
 # %%
 
+from dataclasses import replace
 from functools import partial
 
 import pandas as pd
@@ -30,7 +31,7 @@ from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
-from judgekit.stats import Columns
+from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import run_consistency
 from judgekit.workflows.study import figure_notes, open_report
 
@@ -49,6 +50,7 @@ assert len(runs) >= 2, "run consistency needs a judgments table with runs >= 2"
 # With a cluster column, each figure is computed again with whole questions resampled (below).
 summaries, per_item, clustered_rows = [], [], []
 by_question = Columns(rater="run", cluster=cluster_column)
+interval = CI(ci_method, n_boot=n_boot, seed=seed)
 for rubric in pd.unique(verdicts["rubric"]):
     long = rater_table(verdicts, rubric=rubric)
     for judge, rows in long.groupby("rater"):
@@ -56,13 +58,13 @@ for rubric in pd.unique(verdicts["rubric"]):
             print(f"skipped {rubric} / {judge}: fewer than two items scored in every run")
             continue
         scale = load_rubric(rubric).scale
-        consistency = partial(run_consistency, rows, scale=scale, target=target, n_boot=n_boot)
-        result = consistency(ci=ci_method, seed=seed)
+        consistency = partial(run_consistency, rows, scale=scale, target=target)
+        result = consistency(ci=interval)
         panel = f"{rubric} · {judge}"
         summaries.append(result.summary.assign(rubric=rubric, judge=judge))
         per_item.append(result.per_item.assign(rubric=rubric, judge=judge, panel=panel))
         if cluster_column in long.columns:
-            clustered = consistency(ci="percentile", seed=seed, columns=by_question)
+            clustered = consistency(ci=replace(interval, method="percentile"), columns=by_question)
             clustered_rows.append(clustered.summary.assign(rubric=rubric, judge=judge))
 summary = pd.concat(summaries, ignore_index=True) if summaries else pd.DataFrame()
 items = pd.concat(per_item, ignore_index=True) if per_item else pd.DataFrame()

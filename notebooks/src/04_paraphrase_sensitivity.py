@@ -20,6 +20,7 @@ output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "paraphrase_
 
 # %%
 
+from dataclasses import replace
 from functools import partial
 
 import pandas as pd
@@ -29,7 +30,7 @@ from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
-from judgekit.stats import Columns
+from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import paraphrase_sensitivity
 from judgekit.workflows.study import figure_notes, open_report
 
@@ -48,16 +49,17 @@ assert len(variants) >= 2, "paraphrase sensitivity needs a judgments table with 
 # With a cluster column, each kappa is computed again with whole questions resampled (below).
 results, clustered_rows = {}, []
 by_question = Columns(rater="rater", cluster=cluster_column)
+interval = CI(ci_method, n_boot=n_boot, seed=seed)
 for (rubric, judge), judged in verdicts.groupby(["rubric", "model"], sort=False):
     long = rater_table(judged, rubric=rubric, rater="variant")
     if shared_scored_items(long, variants) < 2:
         print(f"skipped {rubric} / {judge}: fewer than two items scored under every variant")
         continue
     scale = load_rubric(rubric).scale
-    sensitivity = partial(paraphrase_sensitivity, long, scale=scale, threshold=gate, seed=seed)
-    results[(rubric, judge)] = sensitivity(ci=ci_method, n_boot=n_boot)
+    sensitivity = partial(paraphrase_sensitivity, long, scale=scale, threshold=gate)
+    results[(rubric, judge)] = sensitivity(ci=interval)
     if cluster_column in long.columns:
-        clustered = sensitivity(ci="percentile", n_boot=n_boot, columns=by_question)
+        clustered = sensitivity(ci=replace(interval, method="percentile"), columns=by_question)
         clustered_rows.append(clustered.pairwise.assign(rubric=rubric, judge=judge))
 pairwise = pd.concat(
     [r.pairwise.assign(rubric=k[0], judge=k[1]) for k, r in results.items()] or [pd.DataFrame()],

@@ -26,6 +26,7 @@ figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "riddles_study"
 
 # %%
+from dataclasses import replace
 from functools import partial
 
 import pandas as pd
@@ -44,7 +45,7 @@ from judgekit.riddles import (
     two_group_comparison,
     value_rate,
 )
-from judgekit.stats import Columns
+from judgekit.stats import CI, Columns
 from judgekit.stats.agreement import cohen_kappa, confusion_table
 from judgekit.stats.bias import self_preference
 from judgekit.stats.multirater import krippendorff_alpha
@@ -58,7 +59,8 @@ DIMENSIONS = ("accuracy", "reasoning", "grammar")
 SCALES = {d: RIDDLE_LABEL_SCALES[f"Human_{d.title()}"] for d in DIMENSIONS}
 JUDGES = [r for r in RATER_ORDER if r != "Human"]
 weights = None if kappa_weights == "none" else kappa_weights
-RESAMPLING = {"n_boot": n_boot, "seed": seed}  # every bootstrap below
+INTERVAL = CI(ci_method, n_boot=n_boot, seed=seed)  # the kappa interval asked for
+BY_RIDDLE_CI = replace(INTERVAL, method="percentile")  # riddles resampled whole
 ANSWERS = Columns(item="output_id")
 BY_RIDDLE = Columns(item="output_id", cluster=cluster_column)
 print(f"{scores['output_id'].nunique()} outputs, raters {list(pd.unique(scores['rater']))}")
@@ -83,9 +85,9 @@ for dimension in DIMENSIONS:
         scale = SCALES[dimension]
         kappa = partial(cohen_kappa, ratings, "Human", judge, scale=scale, weights=weights)
         for basis in ("rank", "value"):
-            row = kappa(weight_basis=basis, ci=ci_method, **RESAMPLING, columns=ANSWERS)
+            row = kappa(weight_basis=basis, ci=INTERVAL, columns=ANSWERS)
             kappa_rows.append(row.assign(dimension=dimension, distance=basis))
-        row = kappa(ci="percentile", **RESAMPLING, columns=BY_RIDDLE)
+        row = kappa(ci=BY_RIDDLE_CI, columns=BY_RIDDLE)
         clustered_rows.append(row.assign(dimension=dimension))
 both_distances = pd.concat(kappa_rows, ignore_index=True)
 kappas = both_distances[both_distances["distance"] == "rank"].reset_index(drop=True)
@@ -170,8 +172,7 @@ for dimension in DIMENSIONS:
             table,
             level_of_measurement="interval",
             scale=tuple(levels),
-            ci="percentile",
-            **RESAMPLING,
+            ci=BY_RIDDLE_CI,
             columns=BY_RIDDLE,
         )
         alpha_rows.append(row.assign(dimension=dimension, distance=distance))

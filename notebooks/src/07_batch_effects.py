@@ -43,11 +43,7 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import read_table, write_table
 from judgekit.rubrics import load_rubric
-from judgekit.stats import (
-    leniency_drift_verdict,
-    position_effects,
-    position_profile,
-)
+from judgekit.stats import CI, leniency_drift_verdict, position_effects, position_profile
 from judgekit.stats.significance import adjust_p
 from judgekit.workflows.batch_probe import batch_size_sensitivity
 from judgekit.workflows.clients import default_judge_client
@@ -168,8 +164,7 @@ if batch_sizes:
             max_reasks=max_reasks,
             seed=seed,
             clusters=judgments.groupby("item_id")[cluster].first() if cluster else None,
-            n_boot=n_boot,
-            bootstrap_seed=bootstrap_seed,
+            ci=CI("analytic", n_boot=n_boot, seed=bootstrap_seed),  # clustered: BCa
         )
     write_table(sensitivity, tables / "batch_size_sensitivity.csv")
     method = sensitivity["kappa_ci_method"].iloc[0]

@@ -61,6 +61,7 @@ from judgekit.labels.figures import plot_planner, plot_ppi_study
 from judgekit.labels.widget import LabelWidget
 from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
+from judgekit.stats import CI
 from judgekit.stats.agreement import cohen_kappa
 from judgekit.types import UsageError
 from judgekit.workflows.study import figure_notes, open_report
@@ -147,7 +148,8 @@ if human.empty:
         "(or give labels_path / label_column), then run this cell and those below"
     )
 print(f"{len(labels)} labels by {labels['labeller'].nunique()} labeller(s); {len(human)} scored")
-between_people = inter_human_agreement(labels, levels, n_boot=n_boot, seed=seed)
+interval = CI("bca", n_boot=n_boot, seed=seed)  # every kappa interval here
+between_people = inter_human_agreement(labels, levels, ci=interval)
 if between_people.empty:
     print("one labeller: no inter-human agreement (the ceiling for the judge) yet")
 else:
@@ -171,7 +173,7 @@ long = pd.concat(
     ignore_index=True,
 )
 judge_vs_human = cohen_kappa(
-    long, "judge", "human", scale=levels, weights="quadratic", ci="bca", n_boot=n_boot, seed=seed
+    long, "judge", "human", scale=levels, weights="quadratic", ci=interval
 ).assign(statistic="kappa (quadratic)", rater_a=judge)
 display(judge_vs_human)
 for line in figure_notes(judge_vs_human, ["statistic", "rater_a"]):
