@@ -4,9 +4,9 @@ Every ``*.csv`` under the baseline folder must exist at the same relative path i
 folder, with every baseline column (a run may add columns: they are new results, not changed
 ones) and the same rows; numeric cells may differ by ``--rtol``/``--atol``
 (``numpy.isclose``; two missing values are equal), every other cell must be equal. Columns that
-hold a measurement of the machine rather than a result (``--ignore``, default ``wall_time_s``)
-are not compared. Files only in the run are ignored. Exit status 0 when every table matches,
-1 otherwise (one line per difference), 2 on a usage mistake.
+hold a measurement of the machine or the clock rather than a result (``--ignore``, default
+:data:`MEASURED_COLUMNS`) are not compared. Files only in the run are ignored. Exit status 0
+when every table matches, 1 otherwise (one line per difference), 2 on a usage mistake.
 
 Usage::
 
@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-#: Columns that measure the machine (elapsed time), not the study: they differ on every run.
-MEASURED_COLUMNS = ("wall_time_s",)
+#: Columns that measure the machine (elapsed time) or the clock, not the study: they differ on
+#: every run (a batch size's wall time, a request's latency, when a label was recorded).
+MEASURED_COLUMNS = ("wall_time_s", "latency_s", "labelled_at")
 
 
 def read_csv(path: Path) -> pd.DataFrame:
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         "--ignore",
         nargs="*",
         default=list(MEASURED_COLUMNS),
-        help="columns not compared (measurements of the machine)",
+        help="columns not compared (measurements of the machine or the clock)",
     )
     args = parser.parse_args(argv)
     for folder in (args.baseline, args.run):

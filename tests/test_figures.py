@@ -19,6 +19,7 @@ from pathlib import Path
 
 import matplotlib.image as mpimg
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from matplotlib.figure import Figure
@@ -165,3 +166,24 @@ def test_compare_tables_skips_the_measured_wall_time(tmp_path: Path) -> None:
     cells[header.index("n_items")] = "99999"
     table.write_text("\n".join([lines[0], separator.join(cells), *lines[2:]]) + "\n")
     assert _run_compare(baseline, run).returncode == 1
+
+
+def test_compare_tables_skips_latency_and_label_times_but_not_scores(tmp_path: Path) -> None:
+    # Two runs of one study: the same scores, other request latencies and labelling times.
+    baseline, run = tmp_path / "baseline", tmp_path / "run"
+    baseline.mkdir(), run.mkdir()
+    first = pd.DataFrame(
+        {
+            "item_id": ["1", "2"],
+            "score": [3, 5],
+            "latency_s": [0.4, 1.2],
+            "labelled_at": ["2026-12-01T05:16:37+00:00", "2026-12-01T05:16:40+00:00"],
+        }
+    )
+    first.to_csv(baseline / "judgments.csv", index=False)
+    again = first.assign(latency_s=[9.1, 7.7], labelled_at="2026-12-01T07:42:18+00:00")
+    again.to_csv(run / "judgments.csv", index=False)
+    assert _run_compare(baseline, run).returncode == 0
+    again.assign(score=[3, 0]).to_csv(run / "judgments.csv", index=False)
+    done = _run_compare(baseline, run)
+    assert done.returncode == 1 and "column 'score'" in done.stdout

@@ -29,9 +29,9 @@ RUBRIC_FOR_FORMAT = {
 NAMED_STATUSES = {"abstain", "out_of_range", "refused", "missing"}
 
 
-def _cases() -> list[dict[str, Any]]:
+def _cases(folder: Path = CORPUS) -> list[dict[str, Any]]:
     cases = []
-    for path in sorted(CORPUS.glob("*.jsonl")):
+    for path in sorted(folder.glob("*.jsonl")):
         cases += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     return cases
 

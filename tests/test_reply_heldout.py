@@ -12,25 +12,15 @@ are counted and printed, not failed on. Tolerance names are not checked for held
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
-from test_reply_corpus import RUBRIC_FOR_FORMAT, _agrees, _invented, _read
+from test_reply_corpus import RUBRIC_FOR_FORMAT, _agrees, _cases, _invented, _read
 
 from judgekit.types import Status
 
 HELDOUT = Path(__file__).parent / "replies" / "heldout"
 FIELDS = {"id", "format", "source", "note", "reply", "expected", "item_ids", "items"}
 FIELDS |= {"reasoning", "refusal", "finish_reason"}
-
-
-def _cases(folder: Path) -> list[dict[str, Any]]:
-    """``test_reply_corpus._cases`` for another folder."""
-    cases = []
-    for path in sorted(folder.glob("*.jsonl")):
-        cases += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return cases
 
 
 CASES = _cases(HELDOUT)

@@ -2,12 +2,11 @@
 
 The rating must be a whole number on the scale (a numeric string, ``"7/10"`` with the scale's
 maximum, capitalised keys, ``score`` for ``rating``, one outer wrapper or a one-element list are
-read and recorded); an
-abstain value gives ABSTAIN, any other number OUT_OF_RANGE. Several JSON answers with different
-ratings give DUPLICATE. A JSON object copied from the item's own text is no evidence. With no
-JSON at all, a line that is only ``Rating: N`` is read (``plain_rating_line``); beside the JSON,
-such a line or a later rating phrase with another number makes the item INCONSISTENT
-(:mod:`judgekit.formats.revisions`).
+read and recorded); an abstain value gives ABSTAIN, any other number OUT_OF_RANGE. Several JSON
+answers with different ratings give DUPLICATE. A JSON object copied from the item's own text is
+no evidence. With no JSON at all, a line that is only ``Rating: N`` is read
+(``plain_rating_line``); beside the JSON, such a line or a later rating phrase with another
+number makes the item INCONSISTENT (:mod:`judgekit.formats.revisions`).
 """
 
 from __future__ import annotations
@@ -108,7 +107,7 @@ def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:
     )  # fmt: skip
     later = revisions(after_answer(reply, answers[-1][0].end))
     earlier = [m for m in _own_rating_lines(reply) if float(m["number"]) != rating]
-    if earlier:  # a "Rating: N" line before the JSON that the JSON contradicts
+    if earlier:  # a "Rating: N" line of the reply that the JSON contradicts
         later.insert(0, Revision(float(earlier[0]["number"]), None, earlier[0].group(0).strip()))
     return (overrule(verdict, later, reply.scale),)
 

@@ -2,8 +2,8 @@
 
 A score line is a line that is only a label (``SCORE``, any case, ``Final score``; ``Grade`` /
 ``Rating`` as named synonyms; Prometheus' ``[RESULT] N``), ``:`` or ``=``, and a number
-(optionally ``[N]`` or MT-Bench's ``[[N]]``, ``N/max``,
-``N out of max``, a trailing period or a worded comment). A label inside a sentence is prose.
+(optionally ``[N]`` or MT-Bench's ``[[N]]``, ``N/max``, ``N out of max``, a trailing period or
+a worded comment). A label inside a sentence is prose.
 The JSON form ``{"explanation": "...", "score": n}`` is read too, and JSON objects and lines
 are merged: several readings with one value are read once (``multiple_score_lines``), readings
 with different values make the item INCONSISTENT with every value in ``details`` — never "the

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -67,11 +67,9 @@ class CI:
     seed: SeedLike | None = None
 
     def __post_init__(self) -> None:
-        if self.method not in (None, "analytic", "fisher", "percentile", "bca"):
-            raise ValueError(
-                f"CI method must be 'analytic', 'fisher', 'percentile', 'bca' or None, "
-                f"got {self.method!r}"
-            )
+        if self.method is not None and self.method not in get_args(CIMethod):
+            names = ", ".join(repr(m) for m in get_args(CIMethod))
+            raise ValueError(f"CI method must be {names} or None, got {self.method!r}")
         if not 0 < self.level < 1:
             raise ValueError(f"CI level must be between 0 and 1, got {self.level!r}")
         if self.n_boot < 1:
