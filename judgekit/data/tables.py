@@ -315,4 +315,29 @@ def _maybe_numeric(column: pd.Series) -> pd.Series:
     return stripped.str.replace(",", ".", regex=False).astype("float64")
 
 
-__all__ = ["SEPARATORS", "Table", "column_letter", "read_table"]
+def read_text_table(path: str | Path, *, what: str = "table") -> pd.DataFrame:
+    """A delimited file judgekit reads back, decoded and split as tolerantly as an items file.
+
+    The encoding (UTF-8 with or without a BOM, UTF-16, Windows-1250/1252) and the separator
+    (``,`` ``;`` tab) are detected as :func:`read_table` detects them, so a table saved again
+    by a spreadsheet in any locale reads the same. Headers are kept as written (no canonical
+    names) and every cell is text.
+
+    Raises:
+        DataError: If the file is missing, empty or cannot be decoded (naming it and ``what``).
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise DataError(source, f"{what} not found")
+    text, _ = _decode(source, source.read_bytes(), None)
+    text = text.removeprefix("\ufeff")
+    separator = _detect_separator(source, text)
+    records = _split_records(
+        source, text, separator, forced=False, quoted=source.suffix.lower() != ".tsv"
+    )
+    header = [name.strip() for name in records[0][1]]
+    rows = [cells + [""] * (len(header) - len(cells)) for _, cells in records[1:]]
+    return pd.DataFrame([row[: len(header)] for row in rows], columns=header, dtype=object)
+
+
+__all__ = ["SEPARATORS", "Table", "column_letter", "read_table", "read_text_table"]

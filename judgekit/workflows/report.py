@@ -2,9 +2,10 @@
 
 Parameters are derived from what the folder holds; a notebook whose inputs are absent is
 skipped with a one-line reason. Executed notebooks go to ``DIR/report/``, their tables to
-``DIR/report/tables/`` and figures to ``DIR/report/figures/``; the human labels the notebooks
-read (from the items' label column or the labelling tool's ``labels.csv``) are copied to
-``DIR/report/human_labels.parquet``. The notebooks ship with the
+``DIR/report/tables/`` and figures to ``DIR/report/figures/``. The human labels (the items'
+label column and the labelling tool's ``labels.csv``, one table) are read by each notebook
+from the folder; the labelling analysis (notebook 08) runs once ``judgekit label`` has made
+a plan and someone labelled. The notebooks ship with the
 project checkout, not the installed package, so this command needs a checkout.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from judgekit import config
-from judgekit.data import write_table
+from judgekit.labels.table import LABELLING_TOOL
 from judgekit.types import UsageError
 from judgekit.workflows.checkout import require_checkout
 from judgekit.workflows.errors import RunFailed
@@ -37,12 +38,13 @@ def plan_report(study: Study) -> list[ReportStep]:
     verdicts = study.verdicts
     base = {"judgments_path": str(study.folder.judgments)}
     tables = "tables/"
-    labelled = {**base, "labels_path": str(study.folder.report / "human_labels.parquet")}
+    labelled = base  # each notebook takes the study's one table of human labels
     runs = int(verdicts["run"].nunique())
     variants = list(dict.fromkeys(verdicts["variant"]))
     first_variant, first_run = variants[0], int(verdicts["run"].min())
     batched = int(study.judgments.groupby("request_hash")["item_id"].nunique().max()) > 1
     rubric = str(verdicts["rubric"].iloc[0])
+    tool_labels = (study.human["source"] == LABELLING_TOOL).any()
     return [
         ReportStep(
             "02_human_agreement",
@@ -75,6 +77,12 @@ def plan_report(study: Study) -> list[ReportStep]:
              "batch_sizes": [], "output_dir": tables + "batch_effects"},
             "" if batched else "every request held one item: no position within a batch",
         ),
+        ReportStep(
+            "08_human_labels",
+            {**base, "coverage_check": "study", "output_dir": tables + "human_labels"},
+            "" if study.folder.labelling_plan.is_file() and tool_labels else
+            "no labels from the labelling tool (`judgekit label STUDY --labeller NAME`)",
+        ),
     ]  # fmt: skip
 
 
@@ -95,7 +103,8 @@ def run_report(folder: str | Path, err: TextIO | None = None) -> Path:
     notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
     report = study.folder.report
     (report / "figures").mkdir(parents=True, exist_ok=True)
-    write_table(study.labels, report / "human_labels.parquet")  # whichever file they came from
+    if study.labels_source:
+        print(f"human labels compared with the judge: {study.labels_source}", file=err)
     failures: list[str] = []
     for step in plan_report(study):
         if step.skipped:

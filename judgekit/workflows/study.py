@@ -20,6 +20,7 @@ the report notebooks (:func:`load_study`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ import pandas as pd
 from judgekit import config, plots
 from judgekit.data import DataError, Table, items_from_frame, read_frame
 from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
-from judgekit.labels.table import LABEL_TABLE_COLUMNS
+from judgekit.labels.table import ITEMS_FILE, human_label_table, read_labels_table
 from judgekit.types import Item, Rubric, Status
 
 #: Item columns that give the analysis its context, when the items file has them.
@@ -188,20 +189,28 @@ def human_labels(
     return labels_from_items(items, rubric, answer_model_column, label_column)
 
 
-def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Human labels in the report's form from the labelling tool's long ``labels.csv``.
+def reference_labels(human: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The human rater the judge is compared with, from the one table of human labels.
 
-    Only ``ok`` labels count. With several labellers the first by name is the reference
-    rater (the inter-human comparison is notebook 02's own section).
+    The items file's label column when it has scores (it was delivered with the items and
+    usually covers them all), else the labelling tool's first labeller by name. The other
+    raters are compared with it and with each other (inter-human agreement), never merged.
+
+    Returns:
+        ``item_id, rubric, answer_model, score`` and one line naming the rater and the count.
     """
-    usable = long[long["status"].astype(str) == Status.OK.value].copy()
-    first = sorted(usable["labeller"].astype(str).unique())[:1]
-    usable = usable[usable["labeller"].astype(str).isin(first)]
+    scored = human[human["status"].astype(str) == Status.OK.value]
+    raters = scored.drop_duplicates("labeller").assign(tool=lambda f: f["source"] != ITEMS_FILE)
+    raters = raters.sort_values(["tool", "labeller"])
+    if raters.empty:
+        return pd.DataFrame(columns=list(LABEL_COLUMNS)), ""
+    first = raters.iloc[0]
+    usable = scored[scored["labeller"] == first["labeller"]]
     models = verdicts.drop_duplicates("item_id").set_index("item_id")
     answer_model = pd.Series("", index=usable.index)
     if "answer_model" in models.columns:
         answer_model = usable["item_id"].astype(str).map(models["answer_model"].astype(str))
-    return pd.DataFrame(
+    labels = pd.DataFrame(
         {
             "item_id": usable["item_id"].astype(str),
             "rubric": usable["rubric"].astype(str),
@@ -210,6 +219,7 @@ def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame
         },
         columns=list(LABEL_COLUMNS),
     ).reset_index(drop=True)
+    return labels, f"{first['labeller']} ({first['source']}, {len(labels)} labels)"
 
 
 @dataclass(frozen=True)
@@ -220,8 +230,12 @@ class Study:
         folder: The folder's layout.
         judgments: Every attempt (as judged).
         verdicts: The final verdict per (rubric, variant, model, run, item).
-        labels: Human labels (``item_id, rubric, answer_model, score``), possibly empty.
-        labels_source: Which file the labels came from (``""`` when there are none).
+        labels: The reference human labels (``item_id, rubric, answer_model, score``) the
+            judge is compared with, possibly empty (:func:`reference_labels`).
+        labels_source: Which rater and source they are, with their count (``""``: none);
+            every notebook prints it and writes it beside the figures computed from them.
+        human: Every human label, from the items file and the labelling tool
+            (:func:`~judgekit.labels.table.human_label_table`).
     """
 
     folder: StudyFolder
@@ -229,18 +243,27 @@ class Study:
     verdicts: pd.DataFrame
     labels: pd.DataFrame
     labels_source: str
+    human: pd.DataFrame
 
 
-def output_folders(figures_dir: str, output_dir: str, name: str) -> tuple[Path, Path]:
-    """A notebook's figure and table folders (defaults under ``config``); the tables one exists.
+def output_folders(
+    figures_dir: str, output_dir: str, name: str, report: Path | None = None
+) -> tuple[Path, Path]:
+    """A notebook's figure and table folders; the tables one exists.
 
     Args:
-        figures_dir: The notebook's ``figures_dir`` parameter (empty: ``config.FIGURES_DIR``).
-        output_dir: Its ``output_dir`` parameter (empty: ``config.RUNS_DIR / name``).
+        figures_dir: The notebook's ``figures_dir`` parameter (empty: ``report/figures``, or
+            ``config.FIGURES_DIR`` without a study).
+        output_dir: Its ``output_dir`` parameter (empty: ``report/tables/name``, or
+            ``config.RUNS_DIR / name`` without a study).
         name: The notebook's default table folder name.
+        report: The study's report folder, where a study's outputs go by default (never
+            into the checkout).
     """
-    figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-    tables = Path(output_dir) if output_dir else config.RUNS_DIR / name
+    figures_default = report / "figures" if report else config.FIGURES_DIR
+    tables_default = report / "tables" / name if report else config.RUNS_DIR / name
+    figures = Path(figures_dir) if figures_dir else figures_default
+    tables = Path(output_dir) if output_dir else tables_default
     tables.mkdir(parents=True, exist_ok=True)
     return figures, tables
 
@@ -272,17 +295,25 @@ def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
     folder = StudyFolder(source.parent)
     judgments = read_judgments(source)
     verdicts = final_verdicts(judgments)
-    labels = pd.DataFrame(columns=list(LABEL_COLUMNS))
-    found = ""
+    column = pd.DataFrame(columns=list(LABEL_COLUMNS))
+    if folder.human_labels.is_file():
+        column = read_frame(folder.human_labels, required=LABEL_COLUMNS, what="human labels")
+    human = human_label_table(column, _label_column(folder), read_labels_table(folder.long_labels))
+    labels, found = reference_labels(human, verdicts)
     if labels_path:
-        labels, found = read_frame(labels_path, required=LABEL_COLUMNS), str(labels_path)
-    elif folder.human_labels.is_file():
-        labels, found = read_frame(folder.human_labels, required=LABEL_COLUMNS), "human_labels"
-    if labels.empty and folder.long_labels.is_file():
-        long = read_frame(folder.long_labels, required=LABEL_TABLE_COLUMNS, what="labels file")
-        labels, found = labels_from_long(long, verdicts), str(folder.long_labels)
+        labels = read_frame(labels_path, required=LABEL_COLUMNS, what="human labels table")
+        found = f"{labels_path} ({len(labels)} labels)"
     labels["item_id"] = labels["item_id"].astype(str)
-    return Study(folder, judgments, verdicts, labels, found if len(labels) else "")
+    return Study(folder, judgments, verdicts, labels, found if len(labels) else "", human)
+
+
+def _label_column(folder: StudyFolder) -> str:
+    """The items file's label column, as the study's manifest names it (``label`` if none)."""
+    try:
+        manifest = json.loads(folder.manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "label"
+    return str(manifest.get("label_column") or "label") if isinstance(manifest, dict) else "label"
 
 
 def open_report(
@@ -307,7 +338,7 @@ def open_report(
     """
     plots.apply_style()
     study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
-    figures, tables = output_folders(figures_dir, output_dir, name)
+    figures, tables = output_folders(figures_dir, output_dir, name, study.folder.report)
     return study, figures, tables
 
 

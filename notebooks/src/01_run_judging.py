@@ -47,7 +47,10 @@ from judgekit.rubrics import load_rubric
 from judgekit.stats.status import status_summary
 from judgekit.types import JUDGMENT_COLUMNS, Status
 from judgekit.workflows.clients import default_judge_client
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
+
+check_parameters(globals(), "01_run_judging")  # stops at an unknown parameter
 
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
 out = Path(output_dir) if output_dir else config.RUNS_DIR / "judging"

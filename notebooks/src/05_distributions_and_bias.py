@@ -14,8 +14,8 @@ labels_path: str = ""  # human labels; empty: the study's human_labels.parquet o
 run: int = 1  # run analysed
 own_models: dict = {}  # judge model -> the answering model it belongs to (self-preference)
 cluster_column: str = "question"  # items of one question resampled together (empty: none)
-figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
-output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "distributions_and_bias"
+figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
+output_dir: str = ""  # folder for tables; empty: STUDY/report/tables/distributions_and_bias
 
 # %%
 
@@ -34,7 +34,10 @@ from judgekit.stats import Columns
 from judgekit.stats.bias import length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
 from judgekit.stats.significance import adjust_p
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, open_report
+
+check_parameters(globals(), "05_distributions_and_bias")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
     "distributions_and_bias", judgments_path, labels_path, figures_dir=figures_dir,
