@@ -44,11 +44,23 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _scale_from_config(config: Mapping[str, Any], path: Path) -> Scale:
+    """``scale: {allowed: [...]}`` or ``{range: [low, high]}``, with ``abstain`` and ``step``.
+
+    ``step: 0.5`` also allows half points between the whole values; ``step: continuous``
+    allows any number from the lowest to the highest value.
+    """
     try:
         scale = config["scale"]
+        if "range" in scale:
+            low, high = (int(v) for v in scale["range"])
+            allowed = tuple(range(low, high + 1))
+        else:
+            allowed = tuple(int(v) for v in scale["allowed"])
+        step = scale.get("step")
         return Scale(
-            allowed=tuple(int(v) for v in scale["allowed"]),
+            allowed=allowed,
             abstain=tuple(int(v) for v in scale.get("abstain") or ()),
+            step=0.0 if step == "continuous" else None if step is None else float(step),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path}: bad 'scale' entry ({error})") from error
@@ -114,6 +126,7 @@ def load_rubric(name: str, **params: Any) -> JinjaRubric:
         label_column=str(params.get("label_column", config["label_column"])),
         criteria=criteria,
         template_data=data,
+        score_marker=config.get("score_marker"),
     )
 
 
@@ -145,13 +158,15 @@ def rubric_from_prompt_file(
     tie_rule: str = "lower",
     criteria: Sequence[CriterionLike] = (),
     description: str = "",
+    score_marker: str | None = None,
 ) -> JinjaRubric:
     """Build a rubric from the user's own prompt file (e.g. a study's master prompt).
 
     The file's text becomes the system message verbatim (it is not a template); the standard
     batch header and ``<item>`` blocks in ``input_columns`` order form the user message. With
     ``structured=True`` the shared description of the format's JSON form is appended to the
-    file's text. Only the ``"base"`` variant exists.
+    file's text. Only the ``"base"`` variant exists. ``score_marker`` (``"Rating: [[N]]"``)
+    says how the prompt asks for the score, so the reader reads that marker.
 
     Raises:
         ValueError: If the file is missing or empty, holds template placeholders (items are
@@ -193,4 +208,5 @@ def rubric_from_prompt_file(
         criteria=validated,
         prompt_text=text,
         prompt_file=prompt_path,
+        score_marker=score_marker,
     )
