@@ -255,9 +255,10 @@ def _refresh(state: BatchState, running: list[dict[str, Any]]) -> str:
     for entry in running:
         try:
             preset = get_provider(entry.get("provider") or "openai")
+            base_url = entry.get("base_url") or preset.base_url or ""
             sdk = openai.OpenAI(
-                base_url=entry.get("base_url") or preset.base_url,
-                api_key=resolve_api_key(preset, None),
+                base_url=base_url,
+                api_key=resolve_api_key(preset, None, base_url),
                 max_retries=1,
                 timeout=20.0,
             )
