@@ -37,6 +37,7 @@ from judgekit.workflows.clients import (
     probe_endpoint,
 )
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.replay import judging_record
 from judgekit.workflows.study import (
     StudyFolder,
     check_label_column,
@@ -243,14 +244,14 @@ def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
     """Judge the prepared items on ``client`` and write every output; return the judgments."""
     judgments = judge(prepared.items, prepared.rubric, client, _options(prepared))
     judgments = with_context(judgments, prepared.items)
-    write_outputs(prepared, judgments)
+    write_outputs(prepared, judgments, client)
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
         prepared.store.unlink(missing_ok=True)
         lock_path(prepared.store).unlink(missing_ok=True)
     return judgments
 
 
-def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
+def write_outputs(prepared: Prepared, judgments: pd.DataFrame, client: JudgeClient) -> None:
     """Write the judgments, and with ``--study`` the labels, score files and manifest."""
     command = prepared.command
     write_table(judgments, prepared.output)
@@ -288,6 +289,7 @@ def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
         "label_column": prepared.label_column,
         "human_labels": len(labels),
         "unused_columns": prepared.unused_columns,
+        "settings": judging_record(command.judging, client),
     }
     atomic_write_text(folder.manifest, json.dumps(manifest, indent=1) + "\n")
 

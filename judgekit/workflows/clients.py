@@ -58,6 +58,8 @@ class EndpointOptions:
         tokens_per_minute: Client-side token budget.
         timeout_s: Seconds one HTTP attempt may take.
         max_retries: Retries of a failed call.
+        endpoint_name: The endpoint's identity in the store's request keys, instead of its
+            base URL: the same study replays when the server moves host or port.
     """
 
     model: str | None = None
@@ -68,6 +70,7 @@ class EndpointOptions:
     tokens_per_minute: float | None = None
     timeout_s: float | None = None
     max_retries: int | None = None
+    endpoint_name: str | None = None
 
     @property
     def remote(self) -> bool:
@@ -82,6 +85,7 @@ class EndpointOptions:
             "tokens_per_minute": self.tokens_per_minute,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
+            "endpoint": f"name:{self.endpoint_name}" if self.endpoint_name else None,
         }
         return {name: value for name, value in options.items() if value is not None}
 
