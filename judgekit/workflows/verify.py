@@ -206,10 +206,15 @@ def explain_miss(error: OfflineStoreMissError, calls: pd.DataFrame) -> str:
             best, best_ratio = json.loads(str(messages)), ratio
     if best is None:
         return f"{key.rubric}/{key.variant}: no stored request of this rubric and variant"
-    where = "the prompt" if first_difference(wanted, best).startswith("message 1") else "an item"
+    difference = first_difference(wanted, best)
+    where = (
+        "the prompt changed since judging"
+        if difference.startswith("message 1 (system)")
+        else "an item changed since judging, or the text around it"
+    )
     return (
         f"judgments: {key.rubric}/{key.variant}/{key.model} run {key.run}: a request is not in "
-        f"the store ({where} changed since judging?): {first_difference(wanted, best)}"
+        f"the store ({where}); it differs from the closest stored request at {difference}"
     )
 
 
