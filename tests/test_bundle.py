@@ -30,6 +30,7 @@ ITEMS = [
     ("f5", "In which year did Apollo 11 land on the Moon?", "1969", "1969", "model-a", 4),
     ("f6", "What is the freezing point of water in Fahrenheit?", "30 F", "32 F", "model-b", 2),
 ]
+COLUMNS = ["ID", "Question", "Answer", "Ref_Answer", "Model", "human"]
 CANARY = "sk-canary-bundle-0123456789abcdef"
 
 
@@ -58,7 +59,9 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    frame = pd.DataFrame(ITEMS, columns=["ID", "Question", "Answer", "Ref_Answer", "Model", "human"])
+    frame = pd.DataFrame(
+        ITEMS, columns=["ID", "Question", "Answer", "Ref_Answer", "Model", "human"]
+    )
     items = tmp_path / "my_items.csv"
     frame.to_csv(items, index=False)
     folder = tmp_path / "my_study"
@@ -161,8 +164,9 @@ def test_a_changed_item_is_named(study: Path, tmp_path: Path, offline: None) -> 
     missing = [p for p in problems if "is not in the store" in p]
     assert len(missing) == 1, problems
     assert "an item changed since judging" in missing[0], missing[0]
-    assert "message 2 (user), line 4: now '<Answer>Au</Answer>', stored '<Answer>Ag</Answer>'" in (
-        missing[0]
+    assert (
+        "message 2 (user), line 4: now '<Answer>Au</Answer>', stored '<Answer>Ag</Answer>'"
+        in (missing[0])
     )
 
 
@@ -202,7 +206,9 @@ def test_a_changed_prompt_is_named(
 def test_a_bundle_moved_and_a_server_on_a_new_port_replay_with_zero_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    frame = pd.DataFrame(ITEMS, columns=["ID", "Question", "Answer", "Ref_Answer", "Model", "human"])
+    frame = pd.DataFrame(
+        ITEMS, columns=["ID", "Question", "Answer", "Ref_Answer", "Model", "human"]
+    )
     frame.to_csv(tmp_path / "my_items.csv", index=False)
     monkeypatch.setenv("JUDGEKIT_JUDGE_MODEL", "simulated-judge")
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
