@@ -241,6 +241,11 @@ class JudgeClient(Protocol):
         """Name of the output-length option the endpoint expects (``max_tokens``, ...)."""
         ...
 
+    @property
+    def max_concurrency(self) -> int:
+        """Requests the client sends at once (the engine keeps about twice that many ready)."""
+        ...
+
     async def complete(self, request: ChatRequest) -> ChatReply:
         """Send one request (with the client's own bounded retries) and return the reply."""
         ...

@@ -222,6 +222,11 @@ class OpenAIJudge:
         """Name of the output-length option for this endpoint."""
         return self.preset.max_tokens_param
 
+    @property
+    def max_concurrency(self) -> int:
+        """Requests in flight at most (the throttle's cap)."""
+        return self.throttle.max_concurrency
+
     def _redact(self, text: str) -> str:
         if self._api_key.reveal() != PLACEHOLDER_KEY:
             text = text.replace(self._api_key.reveal(), "[key]")

@@ -53,10 +53,24 @@ def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
 
 
 async def run_independent(session: JudgeSession, plan: RunPlan) -> list[Row]:
-    """Send every batch of a run as its own request, concurrently (the client throttles)."""
+    """Send every batch of a run as its own request, a bounded pool of workers at a time.
+
+    The workers (twice the client's concurrency, so that a finished request's slot is taken at
+    once) pull the next batch when they finish one: pending batches are not tasks, nothing is
+    rendered before its turn, and the cost of a call does not grow with the study.
+    """
+    results: list[list[Row]] = [[] for _ in plan.batches]
+    pending = iter(enumerate(plan.batches))
+
+    async def worker() -> None:
+        for index, batch in pending:  # one shared iterator: each batch goes to one worker
+            results[index] = await judge_items(session, plan, batch)
+
+    workers = min(len(plan.batches), 2 * max(1, session.client.max_concurrency))
     async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(judge_items(session, plan, batch)) for batch in plan.batches]
-    return [row for task in tasks for row in task.result()]
+        for _ in range(workers):
+            group.create_task(worker())
+    return [row for rows in results for row in rows]
 
 
 MODES: dict[str, ModeRunner] = {
