@@ -1,4 +1,4 @@
-"""Faults at scale end in one line: an HTML page for a reply, a full disk under the store or table."""
+"""Faults at scale end in one line: an HTML reply, a full disk under the store or the table."""
 
 from __future__ import annotations
 
