@@ -11,6 +11,8 @@ Modules by kind: estimators (:mod:`.agreement`, :mod:`.multirater`, :mod:`.corre
 :mod:`.coverage`, :mod:`.consistency`, :mod:`.bias`, :mod:`.position`, :mod:`.run_summary`),
 judge panels (:mod:`.panel`, :mod:`.jury`, :mod:`.jury_models`, :mod:`.jury_compare`,
 :mod:`.bias_panel`),
+human labels (:mod:`.ppi`: prediction-powered means; :mod:`.planner`: how many labels a kappa
+interval needs),
 tests and their families (:mod:`.significance`), and seed 004's validation protocol
 (:mod:`.protocol`).
 """
@@ -42,11 +44,13 @@ from judgekit.stats.jury_compare import jury_vs_best, panel_subsets
 from judgekit.stats.jury_models import cross_fitted_weights, dawid_skene
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
 from judgekit.stats.panel import error_correlation, panel_agreement, versus_human
+from judgekit.stats.planner import observed_kappa_halfwidth, plan_kappa_halfwidth
 from judgekit.stats.position import (
     leniency_drift_verdict,
     position_effects,
     position_profile,
 )
+from judgekit.stats.ppi import corrected_means, coverage_summary, ppi_coverage
 from judgekit.stats.protocol import human_agreement, seed004_report
 from judgekit.stats.run_summary import batch_run_summary
 from judgekit.stats.status import status_summary
@@ -62,8 +66,10 @@ __all__ = [
     "cohen_kappa",
     "confusion_table",
     "confusion_wide",
+    "corrected_means",
     "correlation",
     "correlation_from_pairs",
+    "coverage_summary",
     "cross_fitted_weights",
     "dawid_skene",
     "disagreement_weights",
@@ -78,13 +84,16 @@ __all__ = [
     "krippendorff_alpha",
     "length_bias",
     "leniency_drift_verdict",
+    "observed_kappa_halfwidth",
     "pairwise_kappa",
     "panel_agreement",
     "panel_self_preference",
     "panel_subsets",
     "paraphrase_sensitivity",
+    "plan_kappa_halfwidth",
     "position_effects",
     "position_profile",
+    "ppi_coverage",
     "run_consistency",
     "score_coverage",
     "seed004_report",
