@@ -17,7 +17,7 @@ tests and their families (:mod:`.significance`), and seed 004's validation proto
 (:mod:`.protocol`).
 """
 
-from judgekit.stats._bootstrap import CI
+from judgekit.stats._bootstrap import CI, t_ci, wilson_ci
 from judgekit.stats._prep import Columns
 from judgekit.stats.agreement import (
     agreement_rates,
@@ -99,6 +99,8 @@ __all__ = [
     "seed004_report",
     "self_preference",
     "status_summary",
+    "t_ci",
     "versus_human",
+    "wilson_ci",
     "with_juries",
 ]

@@ -185,7 +185,8 @@ def human_labels(
     answer_model_column: str = CONTEXT_SOURCES["answer_model"],
 ) -> pd.DataFrame:
     """The human labels the items carry (``item_id, rubric, answer_model, score``)."""
-    return labels_from_items(items, rubric, answer_model_column, label_column)
+    column = label_column or rubric.label_column
+    return labels_from_items(items, rubric.name, answer_model_column, column)
 
 
 def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
