@@ -43,7 +43,8 @@ class JinjaRubric:
         description: One-paragraph description of what the rubric measures.
         output_format: How the judge must answer (see :data:`judgekit.types.OutputFormat`).
         scale: Allowed scores and abstain values.
-        batched: Whether several items go in one request.
+        batched: Whether several items go in one request: the output format's fact
+            (:attr:`judgekit.formats.FormatSpec.batched`), never declared by the rubric.
         default_batch_size: Items per request when the caller does not choose (1 if single).
         input_columns: Canonical columns shown to the judge, in the order the prompt presents
             them (the ID is the ``<item id>`` attribute, not a column).
@@ -68,7 +69,6 @@ class JinjaRubric:
         name: str,
         output_format: OutputFormat,
         scale: Scale,
-        batched: bool,
         default_batch_size: int,
         input_columns: Sequence[str],
         optional_columns: Sequence[str] = (),
@@ -88,6 +88,7 @@ class JinjaRubric:
         unknown_optional = sorted(set(optional_columns) - set(input_columns))
         if unknown_optional:
             raise ValueError(f"rubric {name}: optional columns {unknown_optional} not in inputs")
+        batched = get_format(output_format).batched
         if default_batch_size < 1 or (not batched and default_batch_size != 1):
             raise ValueError(f"rubric {name}: bad default batch size {default_batch_size}")
         if "base" not in variants:
