@@ -12,11 +12,12 @@ A bundle is the study folder (see :mod:`judgekit.workflows.study`) plus three fi
     reply by request hash, and of every item's row, so :mod:`judgekit.workflows.verify` can
     name a changed reply or item and not only a changed file.
 
-The response store goes in as a consistent one-file SQLite snapshot (SQLite's backup API,
-WAL folded in). Keys never enter a bundle: every file is searched for the value of each
-secret-named environment variable before the bundle is written, and a hit stops the export
-naming the file and the variable. A zip's entries are written in sorted order with a fixed
-timestamp, so exporting the same study twice gives the same bytes.
+The response store goes in as a consistent one-file SQLite copy
+(:meth:`~judgekit.engine.store.ResponseStore.export`, the WAL folded in). Keys never enter a
+bundle: every file is searched for the value of each secret-named environment variable before
+the bundle is written, and a hit stops the export naming the file and the variable. A zip's
+entries are written in sorted order with a fixed timestamp, so exporting the same study twice
+gives the same bytes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import importlib.metadata
 import json
 import os
 import shutil
-import sqlite3
 import sys
 import tempfile
 import zipfile
@@ -38,6 +38,7 @@ import pandas as pd
 
 from judgekit import __version__
 from judgekit.data.atomic import atomic_write, atomic_write_text
+from judgekit.engine.store import ResponseStore
 from judgekit.types import UsageError
 from judgekit.workflows.paper import RECORDED_PACKAGES, SECRET_NAME
 from judgekit.workflows.study import StudyFolder
@@ -91,24 +92,10 @@ def study_files(root: Path) -> Iterator[Path]:
             yield relative
 
 
-def snapshot_store(source: Path, target: Path) -> None:
-    """Copy a response store into one consistent SQLite file (the WAL folded in)."""
-    uri = f"{source.resolve().as_uri()}?mode=ro"
-    with sqlite3.connect(uri, uri=True) as reading, sqlite3.connect(target) as writing:
-        reading.backup(writing)
-    with sqlite3.connect(target) as writing:
-        writing.execute("PRAGMA journal_mode=DELETE")
-
-
 def stored_calls(store: Path) -> pd.DataFrame:
-    """Every stored request of a store: hash, rubric, variant, model, run, attempt, texts."""
-    uri = f"{store.resolve().as_uri()}?mode=ro"
-    with sqlite3.connect(uri, uri=True) as connection:
-        return pd.read_sql_query(
-            "SELECT request_hash, state, rubric, variant, model, run, attempt, options, "
-            "messages, reply_text FROM requests ORDER BY requested_at, request_hash",
-            connection,
-        )
+    """Every stored request of a store (full messages), in request order."""
+    with ResponseStore.open_readonly(store) as opened:
+        return pd.DataFrame(list(opened.rows()))
 
 
 def reply_digests(calls: pd.DataFrame) -> dict[str, str]:
@@ -186,8 +173,9 @@ def build_bundle(study_dir: str | Path, target: Path) -> dict[str, Any]:
     for relative in study_files(root):
         destination = target / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
-        if relative == Path(folder.store.name):
-            snapshot_store(root / relative, destination)
+        if relative == Path(folder.store.name):  # one consistent file, the WAL folded in
+            with ResponseStore.open_readonly(root / relative) as store:
+                store.export(destination)
         else:
             shutil.copy2(root / relative, destination)
     calls = stored_calls(target / folder.store.name)

@@ -74,6 +74,7 @@ class ReplayOnlyClient:
         supports_seed: Whether the seed option was sent.
         supports_logprobs: Whether logprobs could be asked for.
         max_tokens_param: The output-cap option's name.
+        max_concurrency: Requests replayed at once.
     """
 
     model: str
@@ -82,6 +83,7 @@ class ReplayOnlyClient:
     supports_seed: bool
     supports_logprobs: bool
     max_tokens_param: str
+    max_concurrency: int = 8
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         """Refuse: a replay answers from the store only."""
