@@ -45,10 +45,10 @@ def _request(case: dict[str, Any], ids: list[str]) -> ChatRequest:
     rubric = load_rubric(RUBRIC_FOR_FORMAT[case["format"]])
     texts = case.get("items", {})
     items = [Item(i, {c: texts.get(i, f"text of {i}") for c in rubric.input_columns}) for i in ids]
-    messages = rubric.render(items) if rubric.batched else rubric.render(items[:1])
+    shown = items if rubric.batched else items[:1]
     if not rubric.batched and len(items) > 1:
         raise AssertionError("single-item cases have one ID")
-    return ChatRequest(tuple(messages))
+    return ChatRequest(tuple(rubric.render(shown)), shown=rubric.shown_texts(shown))
 
 
 def _read(case: dict[str, Any]) -> tuple[dict[str, ItemVerdict], tuple[str, ...]]:

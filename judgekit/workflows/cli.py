@@ -299,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         JudgeCallError,
         MissingAPIKeyError,
         OfflineStoreMissError,
+        StoreWriteError,
     )
     from judgekit.local import LocalJudgeUnavailable, LocalServerError
     from judgekit.workflows.errors import RunFailed
@@ -325,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         RunFailed,
         JudgeCallError,  # a failure that ends the whole run (bad key, unknown model)
         OfflineStoreMissError,
+        StoreWriteError,  # a full disk under the store: what was stored is kept
         LocalJudgeUnavailable,
         LocalServerError,
     ) as error:
