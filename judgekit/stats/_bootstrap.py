@@ -183,6 +183,23 @@ def cluster_weights(table: ClusterTable, n_boot: int, rng: np.random.Generator) 
     return np.concatenate(parts)
 
 
+def unit_weights(
+    n_units: int, cluster_of_unit: IntArray | None, n_boot: int, rng: np.random.Generator
+) -> FloatArray:
+    """``(n_boot, n_units)`` resampling weights: how often each unit (item) enters a replicate.
+
+    Without clusters, units are drawn with replacement; with clusters, G clusters are drawn
+    (``rng.integers(0, G, size=G)`` per replicate, as in :func:`cluster_weights`) and every unit
+    of a drawn cluster enters as often as its cluster was drawn.
+    """
+    groups = np.arange(n_units) if cluster_of_unit is None else cluster_of_unit
+    g = int(groups.max()) + 1 if groups.size else 0
+    draws = rng.integers(0, g, size=(n_boot, g)) + np.arange(n_boot)[:, None] * g
+    times = np.bincount(draws.ravel(), minlength=n_boot * g).reshape(n_boot, g)
+    result: FloatArray = times[:, groups].astype(float)
+    return result
+
+
 def cluster_jackknife(stat: PatternStat, table: ClusterTable) -> tuple[FloatArray, FloatArray]:
     """Leave-one-cluster-out values, one per distinct cluster row, weighted by its multiplicity."""
     total = table.rows.T @ np.bincount(table.of_cluster, minlength=len(table.rows))

@@ -25,7 +25,7 @@ from judgekit import __version__
 from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv, write_table
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import final_verdicts
-from judgekit.engine import JudgeOptions, judge, preview
+from judgekit.engine import JudgeOptions, ResponseStore, judge, preview
 from judgekit.engine.batch_files import BatchState
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
@@ -45,6 +45,7 @@ from judgekit.workflows.clients import (
     probe_endpoint,
 )
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.replay import judging_record
 from judgekit.workflows.requests_file import write_requests
 from judgekit.workflows.study import (
     StudyFolder,
@@ -54,6 +55,9 @@ from judgekit.workflows.study import (
     study_items,
     with_context,
 )
+
+#: The side files SQLite keeps beside a store in WAL mode.
+WAL_FILES = ("-wal", "-shm")
 
 #: Statuses that leave an item without a score because the reply could not be used.
 UNSCORED_STATUSES = frozenset(
@@ -255,24 +259,64 @@ def check_options(prepared: Prepared) -> None:
         ) from None
 
 
+def _replies_in(store: Path) -> int:
+    if not store.is_file():
+        return 0
+    with ResponseStore.open_readonly(store) as opened:
+        return opened.counts()["ok"]
+
+
+def _remove_store(store: Path) -> None:
+    saved_batches = BatchState(store).path
+    for path in (
+        store,
+        lock_path(store),
+        saved_batches,
+        *(store.with_name(store.name + s) for s in WAL_FILES),
+    ):
+        path.unlink(missing_ok=True)
+
+
+def _holds_nothing(store: Path) -> bool:
+    """No reply stored and no Batch API batch left running (nothing a rerun would need)."""
+    return _replies_in(store) == 0 and not BatchState(store).unrecorded()
+
+
 def run(
     prepared: Prepared, client: JudgeClient, judge_with: Callable[..., pd.DataFrame] = judge
 ) -> pd.DataFrame:
     """Judge the prepared items on ``client`` and write every output; return the judgments.
 
-    ``judge_with`` takes ``judge()``'s arguments (the Batch API run passes its own).
+    ``judge_with`` takes ``judge()``'s arguments (the Batch API run passes its own). A
+    temporary store is removed once the outputs are written, or when the run fails before
+    any reply was stored or batch submitted; a failed run that paid for replies (or left
+    batches running) keeps it, so a rerun replays (or resumes) them.
+
+    Raises:
+        RunFailed: When an output cannot be written (a full disk): the replies stay stored.
     """
-    judgments = judge_with(prepared.items, prepared.rubric, client, _options(prepared))
-    judgments = with_context(judgments, prepared.items)
-    write_outputs(prepared, judgments)
+    try:
+        judgments = judge_with(prepared.items, prepared.rubric, client, _options(prepared))
+        judgments = with_context(judgments, prepared.items)
+        try:
+            write_outputs(prepared, judgments, client)
+        except OSError as error:  # a full disk, a folder gone; the atomic writer left no part
+            where = error.filename or prepared.output
+            raise RunFailed(
+                f"cannot write {where} ({error.strerror or error}); the "
+                f"{_replies_in(prepared.store)} replies are kept in {prepared.store}: free space "
+                "and rerun the same command, which replays them without a call"
+            ) from None
+    except BaseException:
+        if prepared.temporary_store and _holds_nothing(prepared.store):
+            _remove_store(prepared.store)
+        raise
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
-        prepared.store.unlink(missing_ok=True)
-        lock_path(prepared.store).unlink(missing_ok=True)
-        BatchState(prepared.store).path.unlink(missing_ok=True)
+        _remove_store(prepared.store)
     return judgments
 
 
-def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
+def write_outputs(prepared: Prepared, judgments: pd.DataFrame, client: JudgeClient) -> None:
     """Write the judgments, and with ``--study`` the labels, score files and manifest."""
     command = prepared.command
     write_table(judgments, prepared.output)
@@ -310,6 +354,7 @@ def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
         "label_column": prepared.label_column,
         "human_labels": len(labels),
         "unused_columns": prepared.unused_columns,
+        "settings": judging_record(command.judging, client),
     }
     atomic_write_text(folder.manifest, json.dumps(manifest, indent=1) + "\n")
 
