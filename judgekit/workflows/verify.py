@@ -227,7 +227,15 @@ def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
     calls = stored_calls(folder.store)
     columns = [c for c in JUDGMENT_COLUMNS if c in bundled.columns]
     order = ["rubric", "variant", "model", "run", "attempt", "item_id"]
-    problems = []
+    covered = {(r["rubric"], r["settings"]["client"]["model"]) for r in records}
+    pairs = bundled[["rubric", "model"]].drop_duplicates().itertuples(index=False)
+    problems = [
+        f"judgments ({rubric}, {model}): study.json records no settings for this judge, so "
+        "it cannot be rebuilt offline (judged by an older judgekit? judge it again into the "
+        "study: the store replays every reply for free)"
+        for rubric, model in pairs
+        if (rubric, model) not in covered
+    ]
     for record in records:
         rubric = load_rubric(record["rubric"])
         model = record["settings"]["client"]["model"]
