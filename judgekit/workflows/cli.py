@@ -377,6 +377,9 @@ def paper(
     out: Annotated[
         Path | None, typer.Option(help="Run folder (default runs/paper-<time>).")
     ] = None,
+    bundle: Annotated[
+        Path | None, typer.Option(help="Also write the run as a bundle `verify` re-runs.")
+    ] = None,
 ) -> None:
     """Execute every notebook with its parameter file and regenerate every figure."""
     from judgekit import config
@@ -384,7 +387,12 @@ def paper(
     from judgekit.workflows.paper import run_paper
 
     require_checkout(config.NOTEBOOKS_DIR, "paper")
-    run_paper(params or require_checkout(config.PARAMS_DIR / "paper", "paper"), out)
+    params = params or require_checkout(config.PARAMS_DIR / "paper", "paper")
+    run_dir = run_paper(params, out)
+    if bundle is not None:
+        from judgekit.workflows.analysis_bundle import export_analysis
+
+        typer.echo(f"bundle written: {export_analysis(params, run_dir, bundle)}", err=True)
 
 
 @app.command()
