@@ -54,7 +54,7 @@ def scale_items(count: int) -> list[Item]:
     sentence = "A válasz indoklása egy mondatban, ahogy egy modell írná a talány megoldásához. "
     items = []
     for i in range(count):
-        answer = f"Válasz {i}: " + sentence * (13 + i % 13)  # ~1.0-2.0 KB
+        answer = f"Válasz {i}: " + sentence * (12 + i % 12)  # 1.0-2.0 KB in UTF-8
         items.append(
             Item(
                 f"S{i:06d}",
