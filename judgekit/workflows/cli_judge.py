@@ -37,6 +37,7 @@ from judgekit.workflows.clients import (
     probe_endpoint,
 )
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.replay import judging_record
 from judgekit.workflows.study import (
     StudyFolder,
     check_label_column,
@@ -267,7 +268,7 @@ def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
         judgments = judge(prepared.items, prepared.rubric, client, _options(prepared))
         judgments = with_context(judgments, prepared.items)
         try:
-            write_outputs(prepared, judgments)
+            write_outputs(prepared, judgments, client)
         except OSError as error:  # a full disk, a folder gone; the atomic writer left no part
             where = error.filename or prepared.output
             raise RunFailed(
@@ -284,7 +285,7 @@ def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
     return judgments
 
 
-def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
+def write_outputs(prepared: Prepared, judgments: pd.DataFrame, client: JudgeClient) -> None:
     """Write the judgments, and with ``--study`` the labels, score files and manifest."""
     command = prepared.command
     write_table(judgments, prepared.output)
@@ -322,6 +323,7 @@ def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
         "label_column": prepared.label_column,
         "human_labels": len(labels),
         "unused_columns": prepared.unused_columns,
+        "settings": judging_record(command.judging, client),
     }
     atomic_write_text(folder.manifest, json.dumps(manifest, indent=1) + "\n")
 
