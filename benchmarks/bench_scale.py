@@ -19,9 +19,9 @@ Each client runs in a fresh subprocess, so its peak memory (max RSS) is its own;
 reply" is the time from the call to the first answered request (building the plan and the
 estimate). Items/s is measured in windows of 1,000 finished requests; flat means every full
 window is within 10 % of the first. Client CPU is the client process's user + system time per
-request; endpoint CPU is the simulator's over the same span. When the endpoint's CPU time is close to the wall time
-(one core busy: the simulator is one Python process), the endpoint, not the client, is the
-limit, and the rate ratio says only that judgekit keeps up with it.
+request; endpoint CPU is the simulator's over the same span. When the endpoint's CPU time is
+close to the wall time (one core busy: the simulator is one Python process), the endpoint, not
+the client, is the limit, and the rate ratio says only that judgekit keeps up with it.
 """
 
 from __future__ import annotations
