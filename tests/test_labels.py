@@ -12,14 +12,9 @@ from judgekit.labels import (
     LABEL_TABLE_COLUMNS,
     calibration_changes,
     calibration_record,
-    corrected_means,
-    coverage_summary,
     disagreements,
     inter_human_agreement,
     labels_from_column,
-    observed_kappa_halfwidth,
-    plan_kappa_halfwidth,
-    ppi_coverage,
     read_calibration,
     read_labels_table,
     record_label,
@@ -32,7 +27,14 @@ from judgekit.labels.session import LabellingSession
 from judgekit.labels.widget import LabelWidget
 from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
-from judgekit.stats import CI
+from judgekit.stats import (
+    CI,
+    corrected_means,
+    coverage_summary,
+    observed_kappa_halfwidth,
+    plan_kappa_halfwidth,
+    ppi_coverage,
+)
 from judgekit.stats.agreement import kappa_from_pairs
 from judgekit.types import JUDGMENT_COLUMNS, UsageError
 

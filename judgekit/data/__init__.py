@@ -9,6 +9,7 @@ from judgekit.data.columns import (
     alias_key,
     canonical_headers,
     items_from_frame,
+    require_columns,
     validate_frame,
 )
 from judgekit.data.errors import DataError
@@ -35,6 +36,7 @@ __all__ = [
     "read_frame",
     "read_table",
     "read_text_table",
+    "require_columns",
     "validate_frame",
     "write_id_score_csv",
     "write_table",

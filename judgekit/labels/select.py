@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judgekit.labels.planner import plan_kappa_halfwidth
+from judgekit.stats import plan_kappa_halfwidth
 from judgekit.types import UsageError
 
 
@@ -26,7 +26,7 @@ class LabellingPlan:
     Attributes:
         items: One row per chosen item: ``item_id, judge_score, stratum, reason`` (``reason``
             is ``disagreement`` or ``stratified``), in labelling order.
-        precision: :func:`~judgekit.labels.planner.plan_kappa_halfwidth` for a range of
+        precision: :func:`~judgekit.stats.plan_kappa_halfwidth` for a range of
             label counts including the chosen one.
     """
 

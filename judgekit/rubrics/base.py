@@ -43,7 +43,8 @@ class JinjaRubric:
         description: One-paragraph description of what the rubric measures.
         output_format: How the judge must answer (see :data:`judgekit.types.OutputFormat`).
         scale: Allowed scores and abstain values.
-        batched: Whether several items go in one request.
+        batched: Whether several items go in one request: the output format's fact
+            (:attr:`judgekit.formats.FormatSpec.batched`), never declared by the rubric.
         default_batch_size: Items per request when the caller does not choose (1 if single).
         input_columns: Canonical columns shown to the judge, in the order the prompt presents
             them (the ID is the ``<item id>`` attribute, not a column).
@@ -68,7 +69,6 @@ class JinjaRubric:
         name: str,
         output_format: OutputFormat,
         scale: Scale,
-        batched: bool,
         default_batch_size: int,
         input_columns: Sequence[str],
         optional_columns: Sequence[str] = (),
@@ -88,6 +88,7 @@ class JinjaRubric:
         unknown_optional = sorted(set(optional_columns) - set(input_columns))
         if unknown_optional:
             raise ValueError(f"rubric {name}: optional columns {unknown_optional} not in inputs")
+        batched = get_format(output_format).batched
         if default_batch_size < 1 or (not batched and default_batch_size != 1):
             raise ValueError(f"rubric {name}: bad default batch size {default_batch_size}")
         if "base" not in variants:
@@ -241,6 +242,14 @@ class JinjaRubric:
         )
         user = environment().get_template("common/user.j2").render(context).rstrip()
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def shown_texts(self, items: Sequence[Item]) -> tuple[str, ...]:
+        """Per item, the text :meth:`render` shows the judge: its shown columns, one per line.
+
+        The engine puts these in :attr:`ChatRequest.shown`, so the reader knows what the judge
+        was shown without parsing the rendered messages.
+        """
+        return tuple("\n".join(self._item_view(item)["fields"].values()) for item in items)
 
     def response_schema(self, item_ids: Sequence[str]) -> dict[str, Any]:
         """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""

@@ -20,7 +20,6 @@ _REQUIRED_KEYS = {
     "description",
     "seed",
     "output_format",
-    "batched",
     "default_batch_size",
     "tie_rule",
     "input_columns",
@@ -89,6 +88,9 @@ def load_rubric(name: str, **params: Any) -> JinjaRubric:
         raise ValueError(f"{path}: missing keys {missing}")
     if config["name"] != name:
         raise ValueError(f"{path}: 'name' is {config['name']!r}, expected {name!r}")
+    output_format = _output_format(config["output_format"], str(path))
+    if "batched" in config:
+        raise ValueError(_batched_is_the_formats(path, config["batched"], output_format))
     examples_path = folder / "examples.yaml"
     data: dict[str, Any] = {"anchors": [], "examples": [], "output_example": None}
     data.update(config.get("template_data") or {})
@@ -114,9 +116,8 @@ def load_rubric(name: str, **params: Any) -> JinjaRubric:
         name=name,
         description=str(config["description"]).strip(),
         seed=str(config["seed"]),
-        output_format=_output_format(config["output_format"], str(path)),
+        output_format=output_format,
         scale=scale,
-        batched=bool(config["batched"]),
         default_batch_size=int(params.get("default_batch_size", config["default_batch_size"])),
         input_columns=tuple(config["input_columns"]),
         optional_columns=tuple(config.get("optional_columns") or ()),
@@ -126,6 +127,15 @@ def load_rubric(name: str, **params: Any) -> JinjaRubric:
         criteria=criteria,
         template_data=data,
         score_marker=config.get("score_marker"),
+    )
+
+
+def _batched_is_the_formats(path: Path, declared: object, output_format: OutputFormat) -> str:
+    """The one-line refusal of a ``batched`` key: whether a rubric batches is its format's fact."""
+    fact = "batched" if get_format(output_format).batched else "one item per reply"
+    return (
+        f"{path}: 'batched: {str(declared).lower()}' is not a rubric setting, the output format "
+        f"decides ({output_format!r} is {fact}); remove the line"
     )
 
 
@@ -141,7 +151,6 @@ def rubric_from_prompt_file(
     name: str,
     output_format: OutputFormat,
     scale: Scale,
-    batched: bool,
     input_columns: Sequence[str],
     optional_columns: Sequence[str] = (),
     default_batch_size: int | None = None,
@@ -191,8 +200,7 @@ def rubric_from_prompt_file(
         seed=str(prompt_path),
         output_format=spec.name,
         scale=common_scale(validated) if validated else scale,
-        batched=batched,
-        default_batch_size=default_batch_size or (60 if batched else 1),
+        default_batch_size=default_batch_size or (60 if spec.batched else 1),
         input_columns=tuple(input_columns),
         optional_columns=tuple(optional_columns),
         tie_rule=tie_rule,

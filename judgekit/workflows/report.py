@@ -2,25 +2,29 @@
 
 Parameters are derived from what the folder holds; a notebook whose inputs are absent is
 skipped with a one-line reason. Executed notebooks go to ``DIR/report/``, their tables to
-``DIR/report/tables/`` and figures to ``DIR/report/figures/``. The human labels (the items'
-label column and the labelling tool's ``labels.csv``, one table) are read by each notebook
-from the folder; the labelling analysis (notebook 08) runs once ``judgekit label`` has made
-a plan and someone labelled. The notebooks ship with the
+``DIR/report/tables/`` and figures to ``DIR/report/figures/``; each notebook's parameters
+(or why it was skipped) go to ``DIR/report/steps.json``. The human labels (the items' label
+column and the labelling tool's ``labels.csv``, one table) are read by each notebook from the
+folder; the labelling analysis (notebook 08) runs once ``judgekit label`` has made a plan and
+someone labelled. The notebooks ship with the
 project checkout, not the installed package, so this command needs a checkout.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from judgekit import config
+from judgekit.data.atomic import atomic_write_text
 from judgekit.labels.table import LABELLING_TOOL
 from judgekit.types import UsageError
 from judgekit.workflows.checkout import require_checkout
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.html_report import REPORT_STEPS
 from judgekit.workflows.study import Study, load_study
 
 
@@ -106,7 +110,12 @@ def run_report(folder: str | Path, err: TextIO | None = None) -> Path:
     if study.labels_source:
         print(f"human labels compared with the judge: {study.labels_source}", file=err)
     failures: list[str] = []
-    for step in plan_report(study):
+    steps = plan_report(study)
+    record = [
+        {"notebook": s.notebook, "parameters": s.parameters, "skipped": s.skipped} for s in steps
+    ]
+    atomic_write_text(report / REPORT_STEPS, json.dumps(record, indent=1) + "\n")
+    for step in steps:
         if step.skipped:
             print(f"skipped {step.notebook}: {step.skipped}", file=err)
             continue

@@ -27,10 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit import config, plots
+from judgekit import config
 from judgekit.data import DataError, Table, items_from_frame, read_frame
 from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
-from judgekit.labels.table import ITEMS_FILE, human_label_table, read_labels_table
 from judgekit.types import Item, Rubric, Status
 
 #: Item columns that give the analysis its context, when the items file has them.
@@ -186,7 +185,8 @@ def human_labels(
     answer_model_column: str = CONTEXT_SOURCES["answer_model"],
 ) -> pd.DataFrame:
     """The human labels the items carry (``item_id, rubric, answer_model, score``)."""
-    return labels_from_items(items, rubric, answer_model_column, label_column)
+    column = label_column or rubric.label_column
+    return labels_from_items(items, rubric.name, answer_model_column, column)
 
 
 def reference_labels(human: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -199,6 +199,8 @@ def reference_labels(human: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[pd.Da
     Returns:
         ``item_id, rubric, answer_model, score`` and one line naming the rater and the count.
     """
+    from judgekit.labels.table import ITEMS_FILE
+
     scored = human[human["status"].astype(str) == Status.OK.value]
     raters = scored.drop_duplicates("labeller").assign(tool=lambda f: f["source"] != ITEMS_FILE)
     raters = raters.sort_values(["tool", "labeller"])
@@ -291,6 +293,8 @@ def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
     Raises:
         DataError: If the judgments or a named labels file cannot be read.
     """
+    from judgekit.labels.table import human_label_table, read_labels_table  # judging needs none
+
     source = _judgments_file(Path(path))
     folder = StudyFolder(source.parent)
     judgments = read_judgments(source)
@@ -336,6 +340,8 @@ def open_report(
     Returns:
         The study, the figure folder and the table folder (created).
     """
+    from judgekit import plots  # here: `judgekit judge` imports no plotting library
+
     plots.apply_style()
     study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
     figures, tables = output_folders(figures_dir, output_dir, name, study.folder.report)

@@ -39,21 +39,17 @@ from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.labels import (
     calibration_record,
-    corrected_means,
-    coverage_summary,
     describe_calibration,
     disagreements,
     inter_human_agreement,
-    ppi_coverage,
     rubric_version,
     write_calibration,
 )
-from judgekit.labels.figures import plot_planner, plot_ppi_study
-from judgekit.labels.planner import plan_kappa_halfwidth
 from judgekit.labels.table import describe_human_labels, label_conflicts
+from judgekit.plots import plot_planner, plot_ppi_study
 from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
-from judgekit.stats import CI
+from judgekit.stats import CI, corrected_means, coverage_summary, plan_kappa_halfwidth, ppi_coverage
 from judgekit.stats.agreement import cohen_kappa
 from judgekit.types import UsageError
 from judgekit.workflows.label import labelling_items, study_items, study_plan
