@@ -15,8 +15,8 @@ from judgekit.data import read_table, write_table
 from judgekit.labels.table import describe_human_labels, label_conflicts, read_labels_table
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.types import JUDGMENT_COLUMNS
-from judgekit.workflows.study import item_context, load_study, study_items
+from judgekit.types import JUDGMENT_COLUMNS, UsageError
+from judgekit.workflows.study import item_context, load_study, own_models_setting, study_items
 
 ITEMS = (
     "ID,Question,Answer,Reference answer,Model,Topic,Human_Factual\n"
@@ -144,3 +144,18 @@ def test_report_runs_without_model_column_and_with_a_long_labels_file(tmp_path: 
         "05_distributions_and_bias.ipynb",
     ]
     assert "skipped 03_run_consistency: needs two or more runs" in report.stderr
+
+
+def test_own_models_is_a_study_setting_checked_against_the_study(tmp_path: Path) -> None:
+    judgments = judgments_frame(["1", "2"]).assign(answer_model=["model-a", "model-b"])
+    write_table(judgments, tmp_path / "judgments.parquet")
+    study = load_study(tmp_path)
+    assert study.settings == {}
+    with pytest.raises(UsageError, match=r"no judge 'jj' in the study \(did you mean `j`\?\)"):
+        own_models_setting(study, ["jj=model-a"])
+    with pytest.raises(UsageError, match=r"no answering model 'model-c'.*did you mean `model-"):
+        own_models_setting(study, ["j=model-c"])
+    with pytest.raises(UsageError, match="write JUDGE=ANSWERING_MODEL"):
+        own_models_setting(study, ["j"])
+    assert own_models_setting(study, ["j=model-a"]) == {"j": "model-a"}
+    assert load_study(tmp_path).settings == {"own_models": {"j": "model-a"}}

@@ -227,11 +227,15 @@ def report(
     html: Annotated[
         bool, typer.Option("--html", help="Also write report/report.html (no Jupyter needed).")
     ] = False,
+    own_model: Annotated[
+        list[str] | None,
+        typer.Option(help="JUDGE=ANSWERING_MODEL: the judge's own family (self-preference)."),
+    ] = None,
 ) -> None:
     """Run the analysis notebooks on a study folder; print where they and the figures are."""
     from judgekit.workflows.report import run_report
 
-    run_report(study)
+    run_report(study, own_models=own_model or ())
     if html:
         from judgekit.workflows.html_report import write_html_report
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -25,7 +26,7 @@ from judgekit.types import UsageError
 from judgekit.workflows.checkout import require_checkout
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.html_report import REPORT_STEPS
-from judgekit.workflows.study import Study, load_study
+from judgekit.workflows.study import Study, load_study, own_models_setting
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ def plan_report(study: Study) -> list[ReportStep]:
         ),
         ReportStep(
             "05_distributions_and_bias",
-            {**labelled, "run": first_run, "output_dir": tables + "distributions_and_bias"},
+            {**labelled, "run": first_run, "own_models": study.settings.get("own_models", {}),
+             "output_dir": tables + "distributions_and_bias"},
         ),
         ReportStep(
             "06_riddles_study_reproduced",
@@ -90,8 +92,16 @@ def plan_report(study: Study) -> list[ReportStep]:
     ]  # fmt: skip
 
 
-def run_report(folder: str | Path, err: TextIO | None = None) -> Path:
+def run_report(
+    folder: str | Path, err: TextIO | None = None, own_models: Sequence[str] = ()
+) -> Path:
     """Execute the report notebooks on a study folder; return ``DIR/report``.
+
+    Args:
+        folder: The study folder.
+        err: Where progress lines go (default stderr).
+        own_models: ``JUDGE=ANSWERING_MODEL`` pairs for self-preference, saved in the
+            study's ``settings.json`` (so every later report and notebook uses them).
 
     Raises:
         UsageError: If the folder has no judgments or the notebooks are not on disk.
@@ -105,6 +115,16 @@ def run_report(folder: str | Path, err: TextIO | None = None) -> Path:
         raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
     study = load_study(root.resolve())
     notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
+    if own_models:
+        own_models_setting(study, own_models)
+        study = load_study(root.resolve())
+    own = study.settings.get("own_models", {})
+    print(
+        "self-preference: "
+        + (", ".join(f"{j} belongs to {m}" for j, m in own.items()) if own else
+           "no judge is paired with an answering model (pass --own-model JUDGE=MODEL)"),
+        file=err,
+    )  # fmt: skip
     report = study.folder.report
     (report / "figures").mkdir(parents=True, exist_ok=True)
     if study.labels_source:

@@ -9,6 +9,7 @@ A study folder holds::
     human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
     labels.csv            long human labels written by the labelling tool (optional)
     labelling_plan.csv    the items to label, with strata and judge scores (not for the labeller)
+    settings.json         study settings every notebook reads (own_models: judge -> its family)
     scores/               one seed-style ID,score file per (rubric, variant, run) + status sidecar
     responses.sqlite      the response store: every paid reply, replayed on a rerun
     report/               executed notebooks 02-07, their tables/ and figures/
@@ -24,13 +25,15 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from judgekit import config
 from judgekit.data import DataError, Table, items_from_frame, read_frame
+from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
-from judgekit.types import Item, Rubric, Status
+from judgekit.types import Item, Rubric, Status, UsageError
 
 #: Item columns that give the analysis its context, when the items file has them.
 CONTEXT_SOURCES: dict[str, str] = {
@@ -63,6 +66,7 @@ class StudyFolder:
     human_labels = _InFolder("human_labels.parquet")
     long_labels = _InFolder("labels.csv")  # written by the labelling tool
     labelling_plan = _InFolder("labelling_plan.csv")  # what to label (the labeller never sees it)
+    settings = _InFolder("settings.json")  # the researcher's study settings (own_models, ...)
     scores = _InFolder("scores")
     store = _InFolder("responses.sqlite")
     report = _InFolder("report")
@@ -238,6 +242,7 @@ class Study:
             every notebook prints it and writes it beside the figures computed from them.
         human: Every human label, from the items file and the labelling tool
             (:func:`~judgekit.labels.table.human_label_table`).
+        settings: The study's ``settings.json`` (:func:`read_settings`).
     """
 
     folder: StudyFolder
@@ -246,6 +251,7 @@ class Study:
     labels: pd.DataFrame
     labels_source: str
     human: pd.DataFrame
+    settings: dict[str, Any]
 
 
 def output_folders(
@@ -308,7 +314,62 @@ def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
         labels = read_frame(labels_path, required=LABEL_COLUMNS, what="human labels table")
         found = f"{labels_path} ({len(labels)} labels)"
     labels["item_id"] = labels["item_id"].astype(str)
-    return Study(folder, judgments, verdicts, labels, found if len(labels) else "", human)
+    found = found if len(labels) else ""
+    return Study(folder, judgments, verdicts, labels, found, human, read_settings(folder))
+
+
+def read_settings(folder: StudyFolder) -> dict[str, Any]:
+    """The study's ``settings.json`` (``{}`` when it has none).
+
+    ``own_models`` maps a judge model to the answering model of its family (self-preference).
+
+    Raises:
+        DataError: If the file is not a JSON object.
+    """
+    if not folder.settings.is_file():
+        return {}
+    try:
+        settings = json.loads(folder.settings.read_text(encoding="utf-8-sig"))
+    except ValueError as error:
+        raise DataError(folder.settings, f"not valid JSON ({error})") from None
+    if not isinstance(settings, dict):
+        raise DataError(folder.settings, "must hold a JSON object of settings")
+    return settings
+
+
+def own_models_setting(study: Study, pairs: Sequence[str]) -> dict[str, str]:
+    """Check ``JUDGE=MODEL`` pairs against the study and merge them into its settings.
+
+    Returns:
+        The study's ``own_models`` after the merge (saved to ``settings.json`` when changed).
+
+    Raises:
+        UsageError: For a pair without ``=``, or a judge or answering model the study does
+            not have (one line, with the closest name).
+    """
+    from judgekit.workflows.parameters import close_match
+
+    own = dict(study.settings.get("own_models", {}))
+    judges = set(study.verdicts["model"].astype(str))
+    models = set(study.verdicts.get("answer_model", pd.Series(dtype=str)).dropna().astype(str))
+    for pair in pairs:
+        judge, sep, model = (part.strip() for part in pair.partition("="))
+        if not sep or not judge or not model:
+            raise UsageError(f"--own-model {pair!r}: write JUDGE=ANSWERING_MODEL")
+        if judge not in judges:
+            raise UsageError(
+                f"--own-model {pair}: no judge {judge!r} in the study{close_match(judge, judges)}"
+            )
+        if model not in models:
+            raise UsageError(
+                f"--own-model {pair}: no answering model {model!r} in the study"
+                f"{close_match(model, models)} (the items' Model column)"
+            )
+        own[judge] = model
+    if own != study.settings.get("own_models", {}):
+        text = json.dumps({**study.settings, "own_models": own}, indent=1) + "\n"
+        atomic_write_text(study.folder.settings, text)
+    return own
 
 
 def _label_column(folder: StudyFolder) -> str:
