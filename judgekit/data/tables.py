@@ -64,6 +64,7 @@ class Table:
         sheet: Worksheet read (None for delimited text).
         encoding_detected: True if the encoding was detected rather than forced.
         separator_detected: True if the separator was detected rather than forced.
+        renamed: ``(header, canonical column)`` for every header read under another name.
     """
 
     frame: pd.DataFrame
@@ -73,6 +74,7 @@ class Table:
     sheet: str | None
     encoding_detected: bool = False
     separator_detected: bool = False
+    renamed: tuple[tuple[str, str], ...] = ()
 
 
 def read_table(
@@ -130,6 +132,8 @@ def read_table(
     else:
         raise DataError(source, f"unsupported file type '{suffix}' (use .csv, .tsv or .xlsx)")
     frame = _build_frame(source, records, aliases, id_column)
+    written = [h.strip() for h in records[0][1] if h.strip()]
+    renamed = tuple((h, c) for h, c in zip(written, frame.columns, strict=True) if h != c)
     if id_column is not None and (required or id_column in frame.columns):
         validate_frame(
             frame, required, source=str(source), id_column=id_column, allow_empty=allow_empty
@@ -142,6 +146,7 @@ def read_table(
         sheet=sheet_name,
         encoding_detected=used_encoding is not None and encoding is None,
         separator_detected=used_sep is not None and sep is None,
+        renamed=renamed,
     )
 
 

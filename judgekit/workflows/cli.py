@@ -110,6 +110,10 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     encoding: Annotated[str | None, typer.Option(help="Force the file's encoding.")] = None,
     sep: Annotated[str | None, typer.Option(help="Force the file's separator.")] = None,
     sheet: Annotated[str | None, typer.Option(help="Worksheet of an xlsx file.")] = None,
+    column_map: Annotated[
+        list[str] | None,
+        typer.Option(help="HEADER=COLUMN: read your HEADER as a rubric column (repeatable)."),
+    ] = None,
     batch_api: Annotated[
         bool, typer.Option(help="Judge through the provider's Batch API (resumable).")
     ] = False,
@@ -150,7 +154,7 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     command = JudgeCommand(
         items, rubric, output, study, id_score_csv, labels_column, limit, encoding, sep, sheet,
         max_unscored, dry_run, endpoint, judging, batch_api=batch_api,
-        write_requests=write_requests,
+        write_requests=write_requests, column_map=tuple(column_map or ()),
     )  # fmt: skip
     execute(command)
 

@@ -22,8 +22,15 @@ from typing import TextIO
 import pandas as pd
 
 from judgekit import __version__
-from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv, write_table
+from judgekit.data import (
+    TABLE_SUFFIXES,
+    Table,
+    read_table,
+    write_id_score_csv,
+    write_table,
+)
 from judgekit.data.atomic import atomic_write_text
+from judgekit.data.columns import check_lookalikes, column_map
 from judgekit.data.tidy import final_verdicts
 from judgekit.engine import JudgeOptions, ResponseStore, judge, preview
 from judgekit.engine.batch_files import BatchState
@@ -94,6 +101,8 @@ class JudgeCommand:
         batch_api: Judge through the provider's Batch API (:mod:`judgekit.workflows.batch`).
         write_requests: Write the unanswered requests to this batch-input JSONL file instead
             of sending them (:mod:`judgekit.workflows.requests_file`).
+        column_map: ``HEADER=COLUMN`` pairs: read the items file's ``HEADER`` as the
+            canonical ``COLUMN`` (e.g. ``Reference=Ref_Answer``).
     """
 
     items: Path
@@ -112,6 +121,7 @@ class JudgeCommand:
     judging: JudgeOptions = field(default_factory=JudgeOptions)
     batch_api: bool = False
     write_requests: Path | None = None
+    column_map: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,11 +140,16 @@ class Prepared:
 
 
 def _writable_folder(path: Path, what: str) -> None:
-    folder = path
+    """Refuse a file whose folder is a file or not writable, naming the value given."""
+    folder = path.parent
     while not folder.exists():
         folder = folder.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"{what} {path}: cannot write into {folder}; choose another location")
+    if not folder.is_dir():
+        raise UsageError(
+            f"{what} {path}: {folder} is a file, not a folder; choose another location"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{what} {path}: the folder {folder} is not writable; choose another")
 
 
 def _check_output(path: Path, items: Path, what: str, suffixes: Sequence[str]) -> None:
@@ -144,7 +159,7 @@ def _check_output(path: Path, items: Path, what: str, suffixes: Sequence[str]) -
         raise UsageError(f"{what} {path} is the items file; choose another name")
     if path.is_dir():
         raise UsageError(f"{what} {path} is a folder; give a file name")
-    _writable_folder(path.parent, what)
+    _writable_folder(path, what)
 
 
 def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
@@ -191,10 +206,12 @@ def prepare(command: JudgeCommand) -> Prepared:
     table = read_table(
         command.items,
         required=rubric.required_columns,
+        aliases=column_map(command.column_map),
         encoding=command.encoding,
         sep=command.sep,
         sheet=command.sheet,
     )
+    check_lookalikes(table.frame.columns, rubric.optional_columns, table.path)
     label_column = command.labels_column
     if label_column is not None:
         check_label_column(table, label_column)
@@ -211,6 +228,9 @@ def prepare(command: JudgeCommand) -> Prepared:
 def describe_inputs(prepared: Prepared, err: TextIO) -> None:
     """Say once what is sent, what is not, and where the human labels come from."""
     rubric, items = prepared.rubric, prepared.items
+    if prepared.table.renamed:
+        read_as = ", ".join(f"'{h}' as {c}" for h, c in prepared.table.renamed)
+        print(f"columns read under their canonical names: {read_as}", file=err)
     sent = [c for c in rubric.input_columns if any(c in item.fields for item in items)]
     print(f"{len(items)} items; sent to the judge: {', '.join(sent)}", file=err)
     if prepared.unused_columns:
