@@ -13,6 +13,8 @@ file. Add a migration by appending a function to :data:`MIGRATIONS`; never edit 
 3. ``reasoning`` and ``refusal`` per reply: the provider's separate reasoning field and its
    refusal text (content null), so a replayed refusal is read ``refused`` again and the judge's
    reasoning is kept. Earlier rows have neither (``NULL``): their replies were stored without.
+4. ``reask_hint`` per request: the hint a re-ask carried naming what was wrong with the last
+   reply (``''`` for first asks and hint-less re-asks; ``NULL`` for rows stored before).
 """
 
 from __future__ import annotations
@@ -52,11 +54,16 @@ def _add_reasoning_and_refusal(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE requests ADD COLUMN refusal TEXT")
 
 
+def _add_reask_hint(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE requests ADD COLUMN reask_hint TEXT")
+
+
 #: Migration ``n`` (1-based) brings a store from version ``n - 1`` to ``n``.
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _create_requests,
     _add_endpoint,
     _add_reasoning_and_refusal,
+    _add_reask_hint,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
