@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgekit.formats import get_format, parse_reply
+from judgekit.formats import DEFAULT_MARKER, get_format, parse_marker, parse_reply
 from judgekit.rubrics.environment import environment, tidy
 from judgekit.types import (
     ChatReply,
@@ -61,6 +61,8 @@ class JinjaRubric:
         label_column: Default name of the human label column for agreement statistics.
         seed: The rubric document this rubric restates.
         criteria: Weighted criteria (direct scoring only).
+        score_marker: How the prompt asks for the score (``"Rating: [[N]]"``, ``score_line``
+            only; ``None``: ``SCORE: N``); the reader reads that marker (``docs/parsing.md``).
         template_data: Data the templates render (anchors, examples, ...), from the folder's
             YAML files.
         template_folder: A user's rubric folder holding ``variants/`` (``None`` = packaged).
@@ -90,6 +92,7 @@ class JinjaRubric:
         template_data: Mapping[str, Any] | None = None,
         template_folder: Path | None = None,
         format_reminder: bool = True,
+        score_marker: str | None = None,
     ) -> None:
         unknown_optional = sorted(set(optional_columns) - set(input_columns))
         if unknown_optional:
@@ -98,6 +101,13 @@ class JinjaRubric:
             raise ValueError(f"rubric {name}: bad default batch size {default_batch_size}")
         if "base" not in variants:
             raise ValueError(f"rubric {name}: the variants must include 'base'")
+        if score_marker is not None and output_format != "score_line":
+            raise ValueError(
+                f"rubric {name}: score_marker is read by output_format score_line, not "
+                f"{output_format}"
+            )
+        self.marker = DEFAULT_MARKER if score_marker is None else parse_marker(score_marker)
+        self.score_marker = score_marker
         self.name = name
         self.output_format: OutputFormat = output_format
         self.scale = scale
@@ -139,6 +149,7 @@ class JinjaRubric:
             "reminder_template": get_format(self.output_format).templates[1],
             "scale": self.scale,
             "scale_values": ", ".join(str(v) for v in self.scale.allowed),
+            "score_marker": self.marker,
             "abstain_values": ", ".join(str(v) for v in self.scale.abstain),
             "batched": self.batched,
             "criteria": self.criteria,
@@ -300,4 +311,5 @@ class JinjaRubric:
             criteria=self.criteria,
             request=request,
             reply=reply,
+            score_marker=self.score_marker,
         )

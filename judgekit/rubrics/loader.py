@@ -56,7 +56,8 @@ PROMPT_KEYS = {
     "values": "fixed text for placeholders that are not columns ({placeholder: text})",
     "system": "a system message sent before the filled prompt",
     "label_column": "the human label column of the items file",
-    "format_reminder": "re-asks end with a line saying what was wrong (default false)",
+    "format_reminder": "close with the format's reminder, and on re-asks say what was wrong",
+    "score_marker": "how the prompt asks for the score (score_line): 'Rating: [[N]]', ...",
     "tie_rule": "what the prompt says between two scores",
     "criteria": "weighted criteria (direct_scoring_json)",
 }
@@ -81,11 +82,23 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _scale_from_config(config: Mapping[str, Any], path: Path) -> Scale:
+    """``scale: {allowed: [...]}`` or ``{range: [low, high]}``, with ``abstain`` and ``step``.
+
+    ``step: 0.5`` also allows half points between the whole values; ``step: continuous``
+    allows any number from the lowest to the highest value.
+    """
     try:
         scale = config["scale"]
+        if "range" in scale:
+            low, high = (int(v) for v in scale["range"])
+            allowed = tuple(range(low, high + 1))
+        else:
+            allowed = tuple(int(v) for v in scale["allowed"])
+        step = scale.get("step")
         return Scale(
-            allowed=tuple(int(v) for v in scale["allowed"]),
+            allowed=allowed,
             abstain=tuple(int(v) for v in scale.get("abstain") or ()),
+            step=0.0 if step == "continuous" else None if step is None else float(step),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path}: bad 'scale' entry ({error})") from error
@@ -193,6 +206,7 @@ def _folder_rubric(folder: Path, params: Mapping[str, Any], *, packaged: bool) -
         template_data=data,
         template_folder=None if packaged else folder,
         format_reminder=bool(config.get("format_reminder", True) if reminder is None else reminder),
+        score_marker=config.get("score_marker"),
     )
 
 
@@ -260,6 +274,7 @@ def _prompt_rubric(
         format_reminder=bool(
             config.get("format_reminder", False) if reminder is None else reminder
         ),
+        score_marker=None if config.get("score_marker") is None else str(config["score_marker"]),
     )
 
 
@@ -294,6 +309,7 @@ def rubric_from_template(
     criteria: Sequence[CriterionLike] = (),
     description: str = "",
     format_reminder: bool = False,
+    score_marker: str | None = None,
 ) -> PromptRubric:
     """Check a prompt's settings and build its :class:`PromptRubric`."""
     where = template.source
@@ -321,6 +337,7 @@ def rubric_from_template(
         criteria=validated,
         description=description,
         format_reminder=format_reminder,
+        score_marker=score_marker,
     )
 
 
@@ -341,13 +358,16 @@ def rubric_from_prompt_file(
     criteria: Sequence[CriterionLike] = (),
     description: str = "",
     format_reminder: bool = False,
+    score_marker: str | None = None,
 ) -> PromptRubric:
     """Build a rubric from the user's own prompt file, sent as written (from Python).
 
     With placeholders the file is the user message, filled per item (``column_map`` names the
     column of each placeholder; a canonical column is found in any spelling, ``{question}`` ->
     ``Question``); without, it is the system message and the items follow in judgekit's user
-    message, in ``input_columns`` order. ``load_rubric(path)`` does the same from a sidecar.
+    message, in ``input_columns`` order. ``score_marker`` (``"Rating: [[N]]"``) says how the
+    prompt asks for the score, so the reader reads that marker. ``load_rubric(path)`` does
+    the same from a sidecar.
 
     Raises:
         ValueError: If the file is missing or empty, a placeholder cannot be filled, or a
@@ -373,4 +393,5 @@ def rubric_from_prompt_file(
         criteria=criteria,
         description=description,
         format_reminder=format_reminder,
+        score_marker=score_marker,
     )

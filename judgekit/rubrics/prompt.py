@@ -55,6 +55,7 @@ class PromptRubric(JinjaRubric):
         criteria: Sequence[Criterion] = (),
         description: str = "",
         format_reminder: bool = False,
+        score_marker: str | None = None,
     ) -> None:
         fixed = dict(values or {})
         slots = [name for name in template.names if name not in fixed]
@@ -86,6 +87,7 @@ class PromptRubric(JinjaRubric):
             criteria=criteria,
             template_data={"anchors": [], "examples": [], "output_example": None},
             format_reminder=format_reminder,
+            score_marker=score_marker,
         )
         self.template = template
         self.columns = mapped
