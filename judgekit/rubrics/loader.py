@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from judgekit.data.columns import alias_key
+from judgekit.data.columns import DEFAULT_ALIASES, alias_key
 from judgekit.formats import format_names, get_format
 from judgekit.rubrics.base import JinjaRubric
 from judgekit.rubrics.criteria import CriterionLike, common_scale, validate_criteria
@@ -63,7 +63,10 @@ PROMPT_KEYS = {
 }
 _OVERRIDABLE = {"label_column", "default_batch_size"}
 _NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,56}")
-_CANONICAL = {alias_key(column): column for column in CANONICAL_COLUMNS}
+#: A placeholder named like a canonical column or one of its aliases reads that column.
+_CANONICAL = {alias_key(column): column for column in CANONICAL_COLUMNS} | {
+    alias_key(alias): column for alias, column in DEFAULT_ALIASES.items()
+}
 
 
 def list_rubrics() -> list[str]:
@@ -217,7 +220,7 @@ def _output_format(value: str, where: str) -> OutputFormat:
 
 
 def _default_column(placeholder: str) -> str:
-    """The column a placeholder names: a canonical one in any spelling, else its own name."""
+    """The column a placeholder names: canonical, in any spelling or alias, else its own."""
     return _CANONICAL.get(alias_key(placeholder), placeholder)
 
 

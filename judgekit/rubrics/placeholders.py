@@ -105,6 +105,12 @@ class PromptTemplate:
                 "; use one style in a file",
             )
         self.style = "format" if single else "handlebars" if double else "none"
+        self._lines: dict[str, int] = {}
+        for token in tokens:
+            found = token["triple"] or token["double"] or token["single"] or token["tag"] or ""
+            name = found.split()[-1] if found.startswith("#") else found
+            if name and not name.startswith(("/", "#")) and name != "else":
+                self._lines.setdefault(name, _line_of(text, token.start()))
         self._nodes = self._parse(tokens)
         names: dict[str, None] = {}
         required: set[str] = set()
@@ -169,6 +175,10 @@ class PromptTemplate:
         if position < len(self.text):
             root.append(self._literal(self.text[position:]))
         return tuple(root)
+
+    def line_of(self, name: str) -> int:
+        """The line where ``name`` first appears (as a placeholder or a block's condition)."""
+        return self._lines.get(name, 1)
 
     def fail_at_line(self, line: int, message: str) -> NoReturn:
         """Raise a :class:`PromptTemplateError` for ``line`` of the file."""

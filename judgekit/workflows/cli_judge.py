@@ -27,7 +27,7 @@ from judgekit.data.tidy import final_verdicts
 from judgekit.engine import JudgeOptions, judge, preview
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
-from judgekit.rubrics import load_rubric
+from judgekit.rubrics import PromptRubric, load_rubric
 from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
 from judgekit.workflows.clients import (
     EndpointOptions,
@@ -78,6 +78,8 @@ class JudgeCommand:
         dry_run: Print the first request, the request count and the estimate; call nothing.
         endpoint: Which judge and how to reach it.
         judging: How to judge (passed to the engine as is).
+        column_map: ``placeholder=Column`` pairs for a prompt file's placeholders.
+        format_reminder: Override the rubric's ``format_reminder`` (``None``: keep it).
     """
 
     items: Path
@@ -94,6 +96,8 @@ class JudgeCommand:
     dry_run: bool = False
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
     judging: JudgeOptions = field(default_factory=JudgeOptions)
+    column_map: tuple[str, ...] = ()
+    format_reminder: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -166,17 +170,16 @@ def prepare(command: JudgeCommand) -> Prepared:
         raise UsageError(f"--sep {command.sep!r}: give one character, e.g. ';' or ','")
     if command.limit is not None and command.limit < 1:
         raise UsageError(f"--limit {command.limit}: give at least 1")
-    try:
-        rubric = load_rubric(command.rubric)
-    except ValueError as error:
-        raise UsageError(f"--rubric: {error}") from None
+    rubric = load_any_rubric(command.rubric, command.column_map, command.format_reminder)
     table = read_table(
         command.items,
-        required=rubric.required_columns,
+        required=() if isinstance(rubric, PromptRubric) else rubric.required_columns,
         encoding=command.encoding,
         sep=command.sep,
         sheet=command.sheet,
     )
+    if isinstance(rubric, PromptRubric):
+        check_placeholders(rubric, [str(c) for c in table.frame.columns], command.items)
     label_column = command.labels_column
     if label_column is not None:
         check_label_column(table, label_column)
@@ -188,6 +191,78 @@ def prepare(command: JudgeCommand) -> Prepared:
     items = items[: command.limit] if command.limit else items
     check_endpoint(command.endpoint)
     return Prepared(command, rubric, table, items, unused, label_column, output, store, temporary)
+
+
+def load_any_rubric(
+    spec: str, column_map: Sequence[str], format_reminder: bool | None, option: str = "--rubric"
+) -> Rubric:
+    """The packaged rubric, rubric folder or prompt file ``spec``, with the CLI's overrides.
+
+    Raises:
+        UsageError: One line naming what to fix.
+    """
+    pairs = [pair.partition("=") for pair in column_map]
+    bad = next(
+        (p for p, (_, eq, column) in zip(column_map, pairs, strict=True) if not eq or not column),
+        None,
+    )
+    if bad is not None:
+        raise UsageError(f"--column-map {bad!r}: write PLACEHOLDER=COLUMN, e.g. question=Question")
+    params: dict[str, object] = {}
+    if pairs:
+        params["column_map"] = {name.strip(" {}"): column.strip() for name, _, column in pairs}
+    if format_reminder is not None:
+        params["format_reminder"] = format_reminder
+    try:
+        return load_rubric(spec, **params)
+    except ValueError as error:
+        raise UsageError(f"{option}: {' '.join(str(error).split())}") from None
+
+
+def check_placeholders(rubric: PromptRubric, headers: Sequence[str], items: Path) -> None:
+    """Refuse a prompt whose required placeholders have no column, before any call.
+
+    Raises:
+        UsageError: Naming the placeholder, its line, the column it needs and how to map it.
+    """
+    for slot, column in rubric.columns.items():
+        if column not in headers and column in rubric.required_columns:
+            raise UsageError(
+                f"{rubric.template.source}, line {rubric.template.line_of(slot)}: placeholder "
+                f"{slot!r} needs a column {column!r}, which {items.name} does not have (it has "
+                f"{', '.join(headers)}); map it with --column-map {slot}=COLUMN"
+            )
+
+
+def prompt_notice(rubric: Rubric, client: JudgeClient, options: JudgeOptions) -> str:
+    """One line: whose prompt is sent, what judgekit adds to it, and structured output."""
+    structured = options.settings(client, rubric).structured
+    mode = client.structured_mode
+    enforced = STRUCTURED_REQUEST.get(mode, "")
+    preset = getattr(getattr(client, "preset", None), "name", "this endpoint")
+    if not isinstance(rubric, PromptRubric):
+        if not structured:
+            return f"prompt: judgekit's rubric {rubric.name}, plain text"
+        return (
+            f"prompt: judgekit's rubric {rubric.name}, structured: its format block in JSON "
+            f"form and {enforced} (preset {preset})"
+        )
+    added = rubric.additions(structured)
+    line = f"prompt: {rubric.template.source} sent as written; judgekit adds "
+    line += "; ".join(added) if added else "nothing"
+    if structured:
+        return f"{line}; the endpoint enforces the schema with {enforced}"
+    if enforced:
+        line += f"; preset {preset}'s structured output ({enforced}) is not used: plain text"
+    return line
+
+
+#: What each structured mode adds to a request.
+STRUCTURED_REQUEST = {
+    "json_schema": "response_format (json_schema)",
+    "guided_json": "extra_body.guided_json",
+    "json_object_schema": "response_format (json_object with the schema)",
+}
 
 
 def describe_inputs(prepared: Prepared, err: TextIO) -> None:
@@ -211,6 +286,7 @@ def dry_run(prepared: Prepared, out: TextIO) -> None:
     client = planning_client(prepared.command.endpoint)
     options = _options(prepared)
     request, estimate = preview(prepared.items, prepared.rubric, client, options)
+    print(prompt_notice(prepared.rubric, client, options), file=out)
     print(f"judge: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
     if request is not None:
         for message in request.messages:
@@ -343,6 +419,9 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     out, err = out or sys.stdout, err or sys.stderr  # the streams of the moment, not of import
     prepared = prepare(command)
     check_options(prepared)
+    if not command.dry_run:
+        planning = planning_client(command.endpoint)
+        print(prompt_notice(prepared.rubric, planning, _options(prepared)), file=err)
     describe_inputs(prepared, err)
     if command.dry_run:
         dry_run(prepared, out)
