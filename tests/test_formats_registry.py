@@ -80,7 +80,7 @@ def test_a_toy_format_needs_only_its_module_and_templates(toy: FormatSpec, tmp_p
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("Judge whether the answer is right.\n", encoding="utf-8")
     rubric = rubric_from_prompt_file(
-        prompt, name="toy", output_format="toy_verdict", scale=Scale((0, 1)), batched=False,
+        prompt, name="toy", output_format="toy_verdict", scale=Scale((0, 1)),
         input_columns=("Answer",), format_reminder=True,
     )  # fmt: skip
     system, user = rubric.render([Item("a", {"Answer": "42"})], structured=True)
@@ -92,9 +92,8 @@ def test_a_toy_format_needs_only_its_module_and_templates(toy: FormatSpec, tmp_p
     (off,) = rubric.parse("VERDICT=7", ["a"]).verdicts
     assert off.status is Status.OUT_OF_RANGE
     estimate = estimate_cost(
-        [(request, 1)], unsent=[True], output_format="toy_verdict", max_tokens=None,
-        model="m", prices=None,
-    )  # fmt: skip
+        [(40, 1)], stored=0, output_format="toy_verdict", max_tokens=None, prices=None
+    )
     assert estimate.completion_tokens == 5
 
 
@@ -105,7 +104,7 @@ def test_the_simulator_writes_a_registered_format_from_its_schema(
     prompt.write_text("Judge whether the answer is right.\n", encoding="utf-8")
     rubric = rubric_from_prompt_file(
         prompt, name="toy", output_format="toy_verdict", scale=Scale((0, 1)),
-        batched=False, input_columns=("Answer",),
+        input_columns=("Answer",),
     )  # fmt: skip
     messages = rubric.render([Item("a", {"Answer": "42"})], structured=True)
     body = {"model": "m", "messages": messages}

@@ -198,7 +198,7 @@ def test_a_rubric_folder_like_the_packaged_ones_runs(
     (folder / "variants").mkdir(parents=True)
     (folder / "config.yaml").write_text(
         "name: my_rubric\noutput_format: score_line\nscale: {allowed: [1, 2, 3]}\n"
-        "batched: false\ninput_columns: [Question, Answer]\nvariants: [base]\n",
+        "input_columns: [Question, Answer]\nvariants: [base]\n",
         encoding="utf-8",
     )
     (folder / "variants" / "base.j2").write_text(

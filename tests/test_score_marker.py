@@ -47,7 +47,6 @@ def test_a_marker_is_only_for_score_line(tmp_path: Path) -> None:
             name="x",
             output_format="rating_json",
             scale=Scale((1, 2)),
-            batched=False,
             input_columns=["Answer"],
             score_marker="[[N]]",
         )
@@ -67,7 +66,6 @@ def test_a_prompt_files_marker_reaches_the_reader(tmp_path: Path) -> None:
         name="mt",
         output_format="score_line",
         scale=Scale(tuple(range(1, 11))),
-        batched=False,
         input_columns=["Answer"],
         score_marker='{"rating": N}',
     )

@@ -7,21 +7,25 @@ from judgekit.engine.ordering import order_items, position_spread
 from judgekit.engine.plan import RunPlan
 from judgekit.engine.providers import (
     GENERIC,
+    PLACEHOLDER_KEY,
     PROVIDERS,
     MissingAPIKeyError,
     ProviderPreset,
     get_provider,
+    resolve_api_key,
+    resolve_base_url,
 )
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
 from judgekit.engine.runner import MODES, ajudge, judge, preview, register_mode
 from judgekit.engine.session import JudgeSession, JudgeSettings, OfflineStoreMissError
-from judgekit.engine.store import RequestKey, ResponseStore
+from judgekit.engine.store import RequestKey, ResponseStore, StoreWriteError
 
 __all__ = [
     "ALL_COLUMNS",
     "EXTRA_COLUMNS",
     "GENERIC",
     "MODES",
+    "PLACEHOLDER_KEY",
     "PROVIDERS",
     "REASK_STATUSES",
     "ContextBudgetError",
@@ -36,6 +40,7 @@ __all__ = [
     "RequestKey",
     "ResponseStore",
     "RunPlan",
+    "StoreWriteError",
     "ajudge",
     "get_provider",
     "judge",
@@ -43,4 +48,6 @@ __all__ = [
     "position_spread",
     "preview",
     "register_mode",
+    "resolve_api_key",
+    "resolve_base_url",
 ]

@@ -13,7 +13,11 @@ file. Add a migration by appending a function to :data:`MIGRATIONS`; never edit 
 3. ``reasoning`` and ``refusal`` per reply: the provider's separate reasoning field and its
    refusal text (content null), so a replayed refusal is read ``refused`` again and the judge's
    reasoning is kept. Earlier rows have neither (``NULL``): their replies were stored without.
-4. ``reask_hint`` per request: the hint a re-ask carried naming what was wrong with the last
+4. ``instructions``: each distinct system message once, keyed by its sha256. Requests written
+   from then on store ``{"role": "system", "instructions": DIGEST}`` in place of the text (the
+   2-4 KB instructions were repeated in every row); earlier rows keep their full messages.
+   Both forms are read back as the full messages, and the request hashes are unchanged.
+5. ``reask_hint`` per request: the hint a re-ask carried naming what was wrong with the last
    reply (``''`` for first asks and hint-less re-asks; ``NULL`` for rows stored before).
 """
 
@@ -54,6 +58,10 @@ def _add_reasoning_and_refusal(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE requests ADD COLUMN refusal TEXT")
 
 
+def _add_instructions(db: sqlite3.Connection) -> None:
+    db.execute("CREATE TABLE instructions (digest TEXT PRIMARY KEY, content TEXT NOT NULL)")
+
+
 def _add_reask_hint(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE requests ADD COLUMN reask_hint TEXT")
 
@@ -63,6 +71,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _create_requests,
     _add_endpoint,
     _add_reasoning_and_refusal,
+    _add_instructions,
     _add_reask_hint,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

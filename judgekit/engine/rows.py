@@ -11,6 +11,7 @@ up to ``max_reasks`` times; abstentions and inconsistent totals are answers and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Awaitable, Callable, Sequence
@@ -165,16 +166,13 @@ def rows_from_reply(
 ) -> tuple[dict[str, Row], list[Row]]:
     """Parse one answered request for ``items``: rows by expected ID, and foreign-ID rows.
 
-    Positions are the items' 0-based places in this request.
+    Positions are the items' 0-based places in this request. Lines copied from what the request
+    showed the judge (``outcome.request``: its items and format example) cannot score.
     """
     reply = outcome.reply
     assert reply is not None, "rows_from_reply needs a reply"
     ids = [item.id for item in items]
-    # what the judge was shown (items and format example): lines copied from it cannot score
-    shown = session.rubric.render(
-        items, variant=context.variant, structured=session.settings.structured
-    )
-    parsed = session.rubric.parse(reply.text, ids, request=ChatRequest(tuple(shown)), reply=reply)
+    parsed = session.rubric.parse(reply.text, ids, request=outcome.request, reply=reply)
     expected = expected_by_id(session, reply, ids)
     by_id: dict[str, Row] = {}
     foreign: list[Row] = []
@@ -208,7 +206,7 @@ def with_hint(request: ChatRequest, hint: str | None) -> ChatRequest:
         return request
     *before, last = request.messages
     closing = {**last, "content": f"{last['content'].rstrip()}\n\n{hint}"}
-    return ChatRequest(messages=(*before, closing), options=request.options)
+    return dataclasses.replace(request, messages=(*before, closing))
 
 
 def reask_key(

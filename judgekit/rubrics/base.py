@@ -49,7 +49,8 @@ class JinjaRubric:
         description: One-paragraph description of what the rubric measures.
         output_format: How the judge must answer (see :data:`judgekit.types.OutputFormat`).
         scale: Allowed scores and abstain values.
-        batched: Whether several items go in one request.
+        batched: Whether several items go in one request: the output format's fact
+            (:attr:`judgekit.formats.FormatSpec.batched`), never declared by the rubric.
         default_batch_size: Items per request when the caller does not choose (1 if single).
         input_columns: Canonical columns shown to the judge, in the order the prompt presents
             them (the ID is the ``<item id>`` attribute, not a column).
@@ -79,7 +80,6 @@ class JinjaRubric:
         name: str,
         output_format: OutputFormat,
         scale: Scale,
-        batched: bool,
         default_batch_size: int,
         input_columns: Sequence[str],
         optional_columns: Sequence[str] = (),
@@ -97,6 +97,7 @@ class JinjaRubric:
         unknown_optional = sorted(set(optional_columns) - set(input_columns))
         if unknown_optional:
             raise ValueError(f"rubric {name}: optional columns {unknown_optional} not in inputs")
+        batched = get_format(output_format).batched
         if default_batch_size < 1 or (not batched and default_batch_size != 1):
             raise ValueError(f"rubric {name}: bad default batch size {default_batch_size}")
         if "base" not in variants:
@@ -278,6 +279,14 @@ class JinjaRubric:
             f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
         )
         return f"Your previous reply could not be used for these rows ({shown})."
+
+    def shown_texts(self, items: Sequence[Item]) -> tuple[str, ...]:
+        """Per item, the text :meth:`render` shows the judge: its shown columns, one per line.
+
+        The engine puts these in :attr:`ChatRequest.shown`, so the reader knows what the judge
+        was shown without parsing the rendered messages.
+        """
+        return tuple("\n".join(self._item_view(item)["fields"].values()) for item in items)
 
     def response_schema(self, item_ids: Sequence[str]) -> dict[str, Any]:
         """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""

@@ -5,8 +5,8 @@
 ``variants/``, laid out as the packaged ones, or ``prompt: FILE`` for a prompt file with its
 settings), or a prompt file (``.txt``, ``.md``, ...) whose few settings sit in a YAML file of
 the same name beside it (``my_prompt.yaml``). The settings (:data:`PROMPT_KEYS`) are the
-ones a prompt cannot carry: how the judge answers, the scale, batched or not, which column
-fills each placeholder, the label column.
+ones a prompt cannot carry: how the judge answers (which decides whether items are batched),
+the scale, which column fills each placeholder, the label column.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ _REQUIRED_KEYS = {
     "description",
     "seed",
     "output_format",
-    "batched",
     "default_batch_size",
     "tie_rule",
     "input_columns",
@@ -40,7 +39,7 @@ _REQUIRED_KEYS = {
     "variants",
 }
 #: What a user's rubric folder must say (the rest has defaults).
-_USER_FOLDER_KEYS = {"name", "output_format", "batched", "input_columns", "variants"}
+_USER_FOLDER_KEYS = {"name", "output_format", "input_columns", "variants"}
 #: The settings of a prompt file (its sidecar YAML, or a folder's ``config.yaml``).
 PROMPT_KEYS = {
     "prompt": "the prompt file (in a folder's config.yaml)",
@@ -48,8 +47,7 @@ PROMPT_KEYS = {
     "description": "one line on what it measures",
     "output_format": f"how the judge answers: {', '.join(format_names())}",
     "scale": "allowed scores, e.g. {allowed: [1, 2, 3, 4, 5]}, and abstain values",
-    "batched": "several items per request (the prompt then has no placeholders)",
-    "default_batch_size": "items per request when batched",
+    "default_batch_size": "items per request, for a batched format (id_score_lines)",
     "columns": "the item column of each placeholder ({placeholder: Column}), or the columns "
     "to send when the prompt has no placeholders ([Column, ...])",
     "optional_columns": "columns an item may leave blank",
@@ -166,6 +164,9 @@ def _folder_rubric(folder: Path, params: Mapping[str, Any], *, packaged: bool) -
         raise ValueError(f"{path}: 'name' is {name!r}, expected {folder.name!r}")
     if not _NAME_PATTERN.fullmatch(name):
         raise ValueError(f"{path}: name {name!r} must be 1-56 letters, digits, '_' or '-'")
+    output_format = _output_format(config["output_format"], str(path))
+    if "batched" in config:
+        raise ValueError(_batched_is_the_formats(path, config["batched"], output_format))
     examples_path = folder / "examples.yaml"
     data: dict[str, Any] = {"anchors": [], "examples": [], "output_example": None}
     data.update(config.get("template_data") or {})
@@ -188,15 +189,14 @@ def _folder_rubric(folder: Path, params: Mapping[str, Any], *, packaged: bool) -
     for variant in config["variants"]:
         if not (folder / "variants" / f"{variant}.j2").is_file():
             raise ValueError(f"{path}: variant {variant!r} has no template variants/{variant}.j2")
-    batched = bool(config["batched"])
+    batched = get_format(output_format).batched
     reminder = params.get("format_reminder")
     return JinjaRubric(
         name=name,
         description=str(config.get("description", "")).strip(),
         seed=str(config.get("seed", path)),
-        output_format=_output_format(config["output_format"], str(path)),
+        output_format=output_format,
         scale=scale,
-        batched=batched,
         default_batch_size=int(
             params.get("default_batch_size", config.get("default_batch_size", 60 if batched else 1))
         ),
@@ -210,6 +210,15 @@ def _folder_rubric(folder: Path, params: Mapping[str, Any], *, packaged: bool) -
         template_folder=None if packaged else folder,
         format_reminder=bool(config.get("format_reminder", True) if reminder is None else reminder),
         score_marker=config.get("score_marker"),
+    )
+
+
+def _batched_is_the_formats(path: Path, declared: object, output_format: OutputFormat) -> str:
+    """The one-line refusal of a ``batched`` key: whether a rubric batches is its format's fact."""
+    fact = "batched" if get_format(output_format).batched else "one item per reply"
+    return (
+        f"{path}: 'batched: {str(declared).lower()}' is not a rubric setting, the output format "
+        f"decides ({output_format!r} is {fact}); remove the line"
     )
 
 
@@ -234,6 +243,10 @@ def _prompt_rubric(
     bad_params = sorted(set(params) - {"column_map", "format_reminder", "label_column"})
     if bad_params:
         raise ValueError(f"prompt {prompt}: unknown parameter(s) {bad_params}")
+    if "batched" in config and "output_format" in config:
+        raise ValueError(
+            _batched_is_the_formats(settings, config["batched"], config["output_format"])
+        )
     absent = [key for key in ("output_format", "scale") if key not in config]
     absent = [key for key in absent if key != "scale" or "criteria" not in config]
     if absent:
@@ -262,7 +275,6 @@ def _prompt_rubric(
         name=str(config.get("name") or re.sub(r"[^A-Za-z0-9_-]", "_", prompt.stem)[:56]),
         output_format=str(config["output_format"]),
         scale=_scale_from_config(config, settings) if "scale" in config else Scale((1,)),
-        batched=bool(config.get("batched", False)),
         columns={str(k): str(v) for k, v in mapping.items()},
         input_columns=tuple(str(c) for c in listed),
         optional_columns=tuple(str(c) for c in config.get("optional_columns") or ()),
@@ -299,7 +311,6 @@ def rubric_from_template(
     name: str,
     output_format: OutputFormat,
     scale: Scale,
-    batched: bool,
     columns: Mapping[str, str] | None = None,
     input_columns: Sequence[str] = (),
     optional_columns: Sequence[str] = (),
@@ -327,7 +338,6 @@ def rubric_from_template(
         template=template,
         output_format=spec.name,
         scale=common_scale(validated) if validated else scale,
-        batched=batched,
         columns={p: _default_column(p) for p in template.names} | dict(columns or {}),
         input_columns=input_columns,
         optional_columns=optional_columns,
@@ -350,7 +360,6 @@ def rubric_from_prompt_file(
     name: str,
     output_format: OutputFormat,
     scale: Scale,
-    batched: bool,
     input_columns: Sequence[str] = (),
     column_map: Mapping[str, str] | None = None,
     optional_columns: Sequence[str] = (),
@@ -384,7 +393,6 @@ def rubric_from_prompt_file(
         name=name,
         output_format=output_format,
         scale=scale,
-        batched=batched,
         columns=column_map,
         input_columns=input_columns,
         optional_columns=optional_columns,

@@ -42,7 +42,6 @@ class PromptRubric(JinjaRubric):
         template: PromptTemplate,
         output_format: OutputFormat,
         scale: Scale,
-        batched: bool,
         columns: Mapping[str, str],
         input_columns: Sequence[str] = (),
         optional_columns: Sequence[str] = (),
@@ -59,6 +58,7 @@ class PromptRubric(JinjaRubric):
     ) -> None:
         fixed = dict(values or {})
         slots = [name for name in template.names if name not in fixed]
+        batched = get_format(output_format).batched
         if template.names and batched:
             raise ValueError(
                 f"{template.source}: a batched prompt cannot hold item placeholders "
@@ -76,7 +76,6 @@ class PromptRubric(JinjaRubric):
             name=name,
             output_format=output_format,
             scale=scale,
-            batched=batched,
             default_batch_size=default_batch_size or (60 if batched else 1),
             input_columns=inputs,
             optional_columns=tuple(c for c in inputs if c in optional),

@@ -9,11 +9,15 @@ whole clusters when ``Columns.cluster`` is set.
 
 Modules by kind: estimators (:mod:`.agreement`, :mod:`.multirater`, :mod:`.correlation`,
 :mod:`.coverage`, :mod:`.consistency`, :mod:`.bias`, :mod:`.position`, :mod:`.run_summary`),
+judge panels (:mod:`.panel`, :mod:`.jury`, :mod:`.jury_models`, :mod:`.jury_compare`,
+:mod:`.bias_panel`),
+human labels (:mod:`.ppi`: prediction-powered means; :mod:`.planner`: how many labels a kappa
+interval needs),
 tests and their families (:mod:`.significance`), and seed 004's validation protocol
 (:mod:`.protocol`).
 """
 
-from judgekit.stats._bootstrap import CI
+from judgekit.stats._bootstrap import CI, t_ci, wilson_ci
 from judgekit.stats._prep import Columns
 from judgekit.stats.agreement import (
     agreement_rates,
@@ -26,6 +30,7 @@ from judgekit.stats.agreement import (
     pairwise_kappa,
 )
 from judgekit.stats.bias import length_bias, self_preference
+from judgekit.stats.bias_panel import panel_self_preference
 from judgekit.stats.consistency import (
     ParaphraseSensitivity,
     RunConsistency,
@@ -34,12 +39,18 @@ from judgekit.stats.consistency import (
 )
 from judgekit.stats.correlation import correlation, correlation_from_pairs
 from judgekit.stats.coverage import Coverage, score_coverage
+from judgekit.stats.jury import jury_scores, with_juries
+from judgekit.stats.jury_compare import jury_vs_best, panel_subsets
+from judgekit.stats.jury_models import cross_fitted_weights, dawid_skene
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
+from judgekit.stats.panel import error_correlation, panel_agreement, versus_human
+from judgekit.stats.planner import observed_kappa_halfwidth, plan_kappa_halfwidth
 from judgekit.stats.position import (
     leniency_drift_verdict,
     position_effects,
     position_profile,
 )
+from judgekit.stats.ppi import corrected_means, coverage_summary, ppi_coverage
 from judgekit.stats.protocol import human_agreement, seed004_report
 from judgekit.stats.run_summary import batch_run_summary
 from judgekit.stats.status import status_summary
@@ -55,24 +66,41 @@ __all__ = [
     "cohen_kappa",
     "confusion_table",
     "confusion_wide",
+    "corrected_means",
     "correlation",
     "correlation_from_pairs",
+    "coverage_summary",
+    "cross_fitted_weights",
+    "dawid_skene",
     "disagreement_weights",
+    "error_correlation",
     "fleiss_kappa",
     "gwet_ac",
     "human_agreement",
+    "jury_scores",
+    "jury_vs_best",
     "kappa_from_pairs",
     "kappa_matrix",
     "krippendorff_alpha",
     "length_bias",
     "leniency_drift_verdict",
+    "observed_kappa_halfwidth",
     "pairwise_kappa",
+    "panel_agreement",
+    "panel_self_preference",
+    "panel_subsets",
     "paraphrase_sensitivity",
+    "plan_kappa_halfwidth",
     "position_effects",
     "position_profile",
+    "ppi_coverage",
     "run_consistency",
     "score_coverage",
     "seed004_report",
     "self_preference",
     "status_summary",
+    "t_ci",
+    "versus_human",
+    "wilson_ci",
+    "with_juries",
 ]

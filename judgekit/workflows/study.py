@@ -8,6 +8,7 @@ A study folder holds::
     judgments.csv         the same, comma-separated UTF-8 (data.frames convention)
     human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
     labels.csv            long human labels written by the labelling tool (optional)
+    labelling_plan.csv    the items to label, with strata and judge scores (not for the labeller)
     scores/               one seed-style ID,score file per (rubric, variant, run) + status sidecar
     responses.sqlite      the response store: every paid reply, replayed on a rerun
     report/               executed notebooks 02-07, their tables/ and figures/
@@ -25,10 +26,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit import config, plots
+from judgekit import config
 from judgekit.data import DataError, Table, items_from_frame, read_frame
 from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
-from judgekit.labels.table import LABEL_TABLE_COLUMNS
 from judgekit.types import Item, Rubric, Status
 
 #: Item columns that give the analysis its context, when the items file has them.
@@ -61,6 +61,7 @@ class StudyFolder:
     judgments_csv = _InFolder("judgments.csv")
     human_labels = _InFolder("human_labels.parquet")
     long_labels = _InFolder("labels.csv")  # written by the labelling tool
+    labelling_plan = _InFolder("labelling_plan.csv")  # what to label (the labeller never sees it)
     scores = _InFolder("scores")
     store = _InFolder("responses.sqlite")
     report = _InFolder("report")
@@ -183,7 +184,8 @@ def human_labels(
     answer_model_column: str = CONTEXT_SOURCES["answer_model"],
 ) -> pd.DataFrame:
     """The human labels the items carry (``item_id, rubric, answer_model, score``)."""
-    return labels_from_items(items, rubric, answer_model_column, label_column)
+    column = label_column or rubric.label_column
+    return labels_from_items(items, rubric.name, answer_model_column, column)
 
 
 def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -277,6 +279,8 @@ def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
     elif folder.human_labels.is_file():
         labels, found = read_frame(folder.human_labels, required=LABEL_COLUMNS), "human_labels"
     if labels.empty and folder.long_labels.is_file():
+        from judgekit.labels.table import LABEL_TABLE_COLUMNS  # here: judging needs no labels
+
         long = read_frame(folder.long_labels, required=LABEL_TABLE_COLUMNS, what="labels file")
         labels, found = labels_from_long(long, verdicts), str(folder.long_labels)
     labels["item_id"] = labels["item_id"].astype(str)
@@ -303,6 +307,8 @@ def open_report(
     Returns:
         The study, the figure folder and the table folder (created).
     """
+    from judgekit import plots  # here: `judgekit judge` imports no plotting library
+
     plots.apply_style()
     study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
     figures, tables = output_folders(figures_dir, output_dir, name)
