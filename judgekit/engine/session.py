@@ -22,7 +22,11 @@ logger = logging.getLogger(__name__)
 
 
 class OfflineStoreMissError(LookupError):
-    """An offline run needed a reply the store does not hold."""
+    """An offline run needed a reply the store does not hold (``key``: the request's key)."""
+
+    def __init__(self, message: str, key: RequestKey | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -201,7 +205,8 @@ class JudgeSession:
             raise OfflineStoreMissError(
                 f"offline run: no stored reply for rubric {key.rubric!r}, variant "
                 f"{key.variant!r}, model {key.model!r}, run {key.run}, attempt {key.attempt} "
-                f"(request {request_hash[:12]}; {where}). Re-run online to fill the store."
+                f"(request {request_hash[:12]}; {where}). Re-run online to fill the store.",
+                key,
             )
         if self.store is not None:
             self.store.record_request(key)

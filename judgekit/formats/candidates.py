@@ -85,6 +85,9 @@ _CONDITIONAL = re.compile(
 _OR = r"(?:or|to|-|–|~|～|または|或)"
 _ALTERNATIVE_AFTER = re.compile(rf"[\s*_(（]*{_OR}\s*\[*\s*\d", re.IGNORECASE)
 _ALTERNATIVE_BEFORE = re.compile(rf"\d\s*\]*\s*{_OR}[\s*_]*$", re.IGNORECASE)
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+#: A bare ``[[N]]`` right after ``=``, ``(``, ``,`` or ``[`` is a value in code (``m = [[1]]``).
+_CODE_BEFORE = re.compile(r"[=(,\[{][ \t]*$")
 _NEGATED = re.compile(r"(?:\b(?:not|never|no|cannot)|n't)\s+(?:\w+\s+){0,3}$", re.IGNORECASE)
 
 
@@ -101,7 +104,8 @@ class Candidate:
         place: ``line``, ``closing``, ``opening``, ``sentence``, ``whole`` or ``phrase``.
         problem: Why it is not the verdict (``None``: it is): ``sentence``, ``echoed``,
             ``example``, ``other`` (rates something else), ``conditional`` (``if``, ``would
-            have``, ``[[9]] or [[10]]``), ``negated`` (``not a [[10]]``).
+            have``, ``[[9]] or [[10]]``), ``negated`` (``not a [[10]]``), ``code`` (in a
+            fenced block or after ``=``).
         context: The sentence it stands in, for reasons.
         label: The label written before the number (``""`` for ``[[7]]``).
     """
@@ -199,6 +203,10 @@ def _problem(
     line = text[line_start:line_end]
     if reply.echoes.has_line(line) or _copied(reply, sentence, match.group(0)):
         return "echoed"
+    if _in_code(text, match.start(), line_start, line_end) or (
+        match.re is _BRACKETED and _CODE_BEFORE.search(text, line_start, match.start())
+    ):
+        return "code"
     if _EXAMPLE.search(sentence):
         return "example"
     if _OTHER_SUBJECT.search(
@@ -219,6 +227,22 @@ def _problem(
     if place == "sentence" and not (asked or bare_asked):
         return "sentence"
     return None
+
+
+def _in_code(text: str, start: int, line_start: int, line_end: int) -> bool:
+    """Whether offset ``start`` is inside a fenced code block set in prose.
+
+    A whole reply wrapped in a fence is the judge's answer, not code, and so is a block that
+    holds only the candidate's line.
+    """
+    fences = [m.start() for m in _FENCE.finditer(text)]
+    for opened, closed in zip(fences[::2], fences[1::2], strict=False):
+        if opened < start < closed:
+            after = text.find("\n", closed)
+            outside = text[:opened] + (text[after:] if after >= 0 else "")
+            inside = text[text.find("\n", opened) + 1 : closed]
+            return bool(outside.strip()) and inside.strip() != text[line_start:line_end].strip()
+    return False
 
 
 def _copied(reply: ReplyInput, sentence: str, raw: str) -> bool:
@@ -257,6 +281,7 @@ def describe(candidate: Candidate) -> str:
         "conditional": f"found {shown} only in a conditional phrase or beside another value "
         f"({context!r})",
         "negated": f"found {shown} only in a negated phrase ({context!r})",
+        "code": f"found {shown} only in code ({context!r})",
     }.get(candidate.problem or "", f"found {shown}")
 
 

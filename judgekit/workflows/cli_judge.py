@@ -8,12 +8,13 @@ with a summary table and an exit code that says whether it did its job (:func:`f
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
@@ -25,10 +26,17 @@ from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv,
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import final_verdicts
 from judgekit.engine import JudgeOptions, ResponseStore, judge, preview
+from judgekit.engine.batch_files import BatchState
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
-from judgekit.rubrics import PromptRubric, load_rubric
+from judgekit.rubrics import PromptRubric
 from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
+from judgekit.workflows.batch import (
+    at_batch_rates,
+    batch_client,
+    check_batch_command,
+    run_batch_api,
+)
 from judgekit.workflows.clients import (
     EndpointOptions,
     check_endpoint,
@@ -37,6 +45,9 @@ from judgekit.workflows.clients import (
     probe_endpoint,
 )
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.own_prompt import check_placeholders, load_any_rubric, prompt_notice
+from judgekit.workflows.replay import judging_record
+from judgekit.workflows.requests_file import write_requests
 from judgekit.workflows.study import (
     StudyFolder,
     check_label_column,
@@ -81,6 +92,9 @@ class JudgeCommand:
         dry_run: Print the first request, the request count and the estimate; call nothing.
         endpoint: Which judge and how to reach it.
         judging: How to judge (passed to the engine as is).
+        batch_api: Judge through the provider's Batch API (:mod:`judgekit.workflows.batch`).
+        write_requests: Write the unanswered requests to this batch-input JSONL file instead
+            of sending them (:mod:`judgekit.workflows.requests_file`).
         column_map: ``placeholder=Column`` pairs for a prompt file's placeholders.
         format_reminder: Override the rubric's ``format_reminder`` (``None``: keep it).
     """
@@ -99,6 +113,8 @@ class JudgeCommand:
     dry_run: bool = False
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
     judging: JudgeOptions = field(default_factory=JudgeOptions)
+    batch_api: bool = False
+    write_requests: Path | None = None
     column_map: tuple[str, ...] = ()
     format_reminder: bool | None = None
 
@@ -155,10 +171,10 @@ def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
     if isinstance(store, str | Path):
         _check_output(Path(store), command.items, "--store", (".sqlite", ".db", ".sqlite3"))
         return output, Path(store), False
-    if command.judging.offline:
-        raise UsageError("--offline answers from a store: pass --store FILE (or --study FOLDER)")
     if folder is not None:
         return output, folder.store, False
+    if command.judging.offline:
+        raise UsageError("--offline answers from a store: pass --store FILE (or --study FOLDER)")
     return output, output.with_name(f".{output.name}.responses.sqlite"), True
 
 
@@ -196,78 +212,6 @@ def prepare(command: JudgeCommand) -> Prepared:
     return Prepared(command, rubric, table, items, unused, label_column, output, store, temporary)
 
 
-def load_any_rubric(
-    spec: str, column_map: Sequence[str], format_reminder: bool | None, option: str = "--rubric"
-) -> Rubric:
-    """The packaged rubric, rubric folder or prompt file ``spec``, with the CLI's overrides.
-
-    Raises:
-        UsageError: One line naming what to fix.
-    """
-    pairs = [pair.partition("=") for pair in column_map]
-    bad = next(
-        (p for p, (_, eq, column) in zip(column_map, pairs, strict=True) if not eq or not column),
-        None,
-    )
-    if bad is not None:
-        raise UsageError(f"--column-map {bad!r}: write PLACEHOLDER=COLUMN, e.g. question=Question")
-    params: dict[str, object] = {}
-    if pairs:
-        params["column_map"] = {name.strip(" {}"): column.strip() for name, _, column in pairs}
-    if format_reminder is not None:
-        params["format_reminder"] = format_reminder
-    try:
-        return load_rubric(spec, **params)
-    except ValueError as error:
-        raise UsageError(f"{option}: {' '.join(str(error).split())}") from None
-
-
-def check_placeholders(rubric: PromptRubric, headers: Sequence[str], items: Path) -> None:
-    """Refuse a prompt whose required placeholders have no column, before any call.
-
-    Raises:
-        UsageError: Naming the placeholder, its line, the column it needs and how to map it.
-    """
-    for slot, column in rubric.columns.items():
-        if column not in headers and column in rubric.required_columns:
-            raise UsageError(
-                f"{rubric.template.source}, line {rubric.template.line_of(slot)}: placeholder "
-                f"{slot!r} needs a column {column!r}, which {items.name} does not have (it has "
-                f"{', '.join(headers)}); map it with --column-map {slot}=COLUMN"
-            )
-
-
-def prompt_notice(rubric: Rubric, client: JudgeClient, options: JudgeOptions) -> str:
-    """One line: whose prompt is sent, what judgekit adds to it, and structured output."""
-    structured = options.settings(client, rubric).structured
-    mode = client.structured_mode
-    enforced = STRUCTURED_REQUEST.get(mode, "")
-    preset = getattr(getattr(client, "preset", None), "name", "this endpoint")
-    if not isinstance(rubric, PromptRubric):
-        if not structured:
-            return f"prompt: judgekit's rubric {rubric.name}, plain text"
-        return (
-            f"prompt: judgekit's rubric {rubric.name}, structured: its format block in JSON "
-            f"form and {enforced} (preset {preset})"
-        )
-    added = rubric.additions(structured)
-    line = f"prompt: {rubric.template.source} sent as written; judgekit adds "
-    line += "; ".join(added) if added else "nothing"
-    if structured:
-        return f"{line}; the endpoint enforces the schema with {enforced}"
-    if enforced:
-        line += f"; preset {preset}'s structured output ({enforced}) is not used: plain text"
-    return line
-
-
-#: What each structured mode adds to a request.
-STRUCTURED_REQUEST = {
-    "json_schema": "response_format (json_schema)",
-    "guided_json": "extra_body.guided_json",
-    "json_object_schema": "response_format (json_object with the schema)",
-}
-
-
 def describe_inputs(prepared: Prepared, err: TextIO) -> None:
     """Say once what is sent, what is not, and where the human labels come from."""
     rubric, items = prepared.rubric, prepared.items
@@ -290,6 +234,8 @@ def dry_run(prepared: Prepared, out: TextIO) -> None:
     options = _options(prepared)
     request, estimate = preview(prepared.items, prepared.rubric, client, options)
     print(prompt_notice(prepared.rubric, client, options), file=out)
+    if prepared.command.batch_api:
+        estimate = at_batch_rates(estimate, batch_client(client))
     print(f"judge: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
     if request is not None:
         for message in request.messages:
@@ -326,24 +272,39 @@ def _replies_in(store: Path) -> int:
 
 
 def _remove_store(store: Path) -> None:
-    for path in (store, lock_path(store), *(store.with_name(store.name + s) for s in WAL_FILES)):
+    saved_batches = BatchState(store).path
+    for path in (
+        store,
+        lock_path(store),
+        saved_batches,
+        *(store.with_name(store.name + s) for s in WAL_FILES),
+    ):
         path.unlink(missing_ok=True)
 
 
-def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
+def _holds_nothing(store: Path) -> bool:
+    """No reply stored and no Batch API batch left running (nothing a rerun would need)."""
+    return _replies_in(store) == 0 and not BatchState(store).unrecorded()
+
+
+def run(
+    prepared: Prepared, client: JudgeClient, judge_with: Callable[..., pd.DataFrame] = judge
+) -> pd.DataFrame:
     """Judge the prepared items on ``client`` and write every output; return the judgments.
 
-    A temporary store is removed once the outputs are written, or when the run fails before
-    any reply was stored; a failed run that paid for replies keeps it, so a rerun replays them.
+    ``judge_with`` takes ``judge()``'s arguments (the Batch API run passes its own). A
+    temporary store is removed once the outputs are written, or when the run fails before
+    any reply was stored or batch submitted; a failed run that paid for replies (or left
+    batches running) keeps it, so a rerun replays (or resumes) them.
 
     Raises:
         RunFailed: When an output cannot be written (a full disk): the replies stay stored.
     """
     try:
-        judgments = judge(prepared.items, prepared.rubric, client, _options(prepared))
+        judgments = judge_with(prepared.items, prepared.rubric, client, _options(prepared))
         judgments = with_context(judgments, prepared.items)
         try:
-            write_outputs(prepared, judgments)
+            write_outputs(prepared, judgments, client)
         except OSError as error:  # a full disk, a folder gone; the atomic writer left no part
             where = error.filename or prepared.output
             raise RunFailed(
@@ -352,7 +313,7 @@ def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
                 "and rerun the same command, which replays them without a call"
             ) from None
     except BaseException:
-        if prepared.temporary_store and _replies_in(prepared.store) == 0:
+        if prepared.temporary_store and _holds_nothing(prepared.store):
             _remove_store(prepared.store)
         raise
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
@@ -360,7 +321,7 @@ def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
     return judgments
 
 
-def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
+def write_outputs(prepared: Prepared, judgments: pd.DataFrame, client: JudgeClient) -> None:
     """Write the judgments, and with ``--study`` the labels, score files and manifest."""
     command = prepared.command
     write_table(judgments, prepared.output)
@@ -398,6 +359,7 @@ def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
         "label_column": prepared.label_column,
         "human_labels": len(labels),
         "unused_columns": prepared.unused_columns,
+        "settings": judging_record(command.judging, client),
     }
     atomic_write_text(folder.manifest, json.dumps(manifest, indent=1) + "\n")
 
@@ -453,6 +415,12 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     out, err = out or sys.stdout, err or sys.stderr  # the streams of the moment, not of import
     prepared = prepare(command)
     check_options(prepared)
+    if command.batch_api or command.write_requests is not None:
+        check_batch_command(
+            batch_api=command.batch_api, write_requests=command.write_requests,
+            judging=command.judging, endpoint=command.endpoint, items=command.items,
+            temporary_store=prepared.temporary_store,
+        )  # fmt: skip
     if not command.dry_run:
         planning = planning_client(command.endpoint)
         print(prompt_notice(prepared.rubric, planning, _options(prepared)), file=err)
@@ -461,6 +429,23 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
         dry_run(prepared, out)
         return
     endpoint = command.endpoint
+    if command.write_requests is not None:
+        client = planning_client(endpoint)
+        path = command.write_requests
+        if write_requests(
+            prepared.items, prepared.rubric, client, command.judging, prepared.store, path, err
+        ):
+            return
+        print("every request is answered in the store: building the table from it", file=err)
+        command = replace(command, judging=command.judging.updated(offline=True))
+        prepared = replace(prepared, command=command)
+    if command.batch_api:
+        client = batch_client(planning_client(endpoint))
+        probe_endpoint(endpoint)
+
+        in_batches = functools.partial(run_batch_api, store=prepared.store, err=err)
+        finish(prepared, run(prepared, client, in_batches), err)
+        return
     if command.judging.offline:  # replies come from the store: no server, no connection
         finish(prepared, run(prepared, planning_client(endpoint)), err)
         return
