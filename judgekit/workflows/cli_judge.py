@@ -24,7 +24,7 @@ from judgekit import __version__
 from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv, write_table
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import final_verdicts
-from judgekit.engine import JudgeOptions, judge, preview
+from judgekit.engine import JudgeOptions, ResponseStore, judge, preview
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
 from judgekit.rubrics import load_rubric
@@ -37,6 +37,7 @@ from judgekit.workflows.clients import (
     probe_endpoint,
 )
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.replay import judging_record
 from judgekit.workflows.study import (
     StudyFolder,
     check_label_column,
@@ -45,6 +46,9 @@ from judgekit.workflows.study import (
     study_items,
     with_context,
 )
+
+#: The side files SQLite keeps beside a store in WAL mode.
+WAL_FILES = ("-wal", "-shm")
 
 #: Statuses that leave an item without a score because the reply could not be used.
 UNSCORED_STATUSES = frozenset(
@@ -239,18 +243,49 @@ def check_options(prepared: Prepared) -> None:
         ) from None
 
 
+def _replies_in(store: Path) -> int:
+    if not store.is_file():
+        return 0
+    with ResponseStore.open_readonly(store) as opened:
+        return opened.counts()["ok"]
+
+
+def _remove_store(store: Path) -> None:
+    for path in (store, lock_path(store), *(store.with_name(store.name + s) for s in WAL_FILES)):
+        path.unlink(missing_ok=True)
+
+
 def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
-    """Judge the prepared items on ``client`` and write every output; return the judgments."""
-    judgments = judge(prepared.items, prepared.rubric, client, _options(prepared))
-    judgments = with_context(judgments, prepared.items)
-    write_outputs(prepared, judgments)
+    """Judge the prepared items on ``client`` and write every output; return the judgments.
+
+    A temporary store is removed once the outputs are written, or when the run fails before
+    any reply was stored; a failed run that paid for replies keeps it, so a rerun replays them.
+
+    Raises:
+        RunFailed: When an output cannot be written (a full disk): the replies stay stored.
+    """
+    try:
+        judgments = judge(prepared.items, prepared.rubric, client, _options(prepared))
+        judgments = with_context(judgments, prepared.items)
+        try:
+            write_outputs(prepared, judgments, client)
+        except OSError as error:  # a full disk, a folder gone; the atomic writer left no part
+            where = error.filename or prepared.output
+            raise RunFailed(
+                f"cannot write {where} ({error.strerror or error}); the "
+                f"{_replies_in(prepared.store)} replies are kept in {prepared.store}: free space "
+                "and rerun the same command, which replays them without a call"
+            ) from None
+    except BaseException:
+        if prepared.temporary_store and _replies_in(prepared.store) == 0:
+            _remove_store(prepared.store)
+        raise
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
-        prepared.store.unlink(missing_ok=True)
-        lock_path(prepared.store).unlink(missing_ok=True)
+        _remove_store(prepared.store)
     return judgments
 
 
-def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
+def write_outputs(prepared: Prepared, judgments: pd.DataFrame, client: JudgeClient) -> None:
     """Write the judgments, and with ``--study`` the labels, score files and manifest."""
     command = prepared.command
     write_table(judgments, prepared.output)
@@ -288,6 +323,7 @@ def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
         "label_column": prepared.label_column,
         "human_labels": len(labels),
         "unused_columns": prepared.unused_columns,
+        "settings": judging_record(command.judging, client),
     }
     atomic_write_text(folder.manifest, json.dumps(manifest, indent=1) + "\n")
 
