@@ -275,6 +275,14 @@ class ResponseStore:
             ).fetchone()
         return None if row is None else _stored_call(row)
 
+    def state(self, request_hash: str) -> str | None:
+        """``pending``, ``ok`` or ``error`` for a recorded request; ``None`` if never recorded."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT state FROM requests WHERE request_hash=?", (request_hash,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def find(self, key: RequestKey, *, offline: bool = False) -> StoredCall | None:
         """The finished call answering ``key``, or ``None``.
 
