@@ -12,31 +12,45 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pandas as pd
 
-from judgekit import __version__
 from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv, write_table
-from judgekit.data.atomic import atomic_write_text
-from judgekit.data.tidy import final_verdicts
-from judgekit.engine import JudgeOptions, judge, preview
+from judgekit.data.tidy import LABEL_COLUMNS
+from judgekit.engine import JudgeOptions, preview
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
 from judgekit.rubrics import load_rubric
-from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
-from judgekit.workflows.clients import (
-    EndpointOptions,
-    check_endpoint,
-    default_judge_client,
-    planning_client,
-    probe_endpoint,
+from judgekit.types import Item, Rubric, UsageError
+from judgekit.workflows.accumulate import (
+    COMBINATION,
+    CommandRecord,
+    check_rewritable,
+    merged_items,
+    read_manifest,
+    write_study,
 )
+from judgekit.workflows.clients import EndpointOptions
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.label_map import apply_label_map, parse_label_map
+from judgekit.workflows.panel import (
+    JudgeOutcome,
+    JudgeSpec,
+    check_panel,
+    default_label,
+    judge_panel,
+    label_slug,
+    panel_clients,
+    parse_judge,
+    planning_judge,
+    probe_panel,
+    read_panel,
+    summarise_judge,
+)
 from judgekit.workflows.study import (
     StudyFolder,
     check_label_column,
@@ -44,17 +58,6 @@ from judgekit.workflows.study import (
     human_labels,
     study_items,
     with_context,
-)
-
-#: Statuses that leave an item without a score because the reply could not be used.
-UNSCORED_STATUSES = frozenset(
-    {
-        Status.MISSING.value,
-        Status.DUPLICATE.value,
-        Status.OUT_OF_RANGE.value,
-        Status.UNPARSEABLE.value,
-        Status.INCONSISTENT.value,
-    }
 )
 
 
@@ -76,8 +79,14 @@ class JudgeCommand:
         max_unscored: Final verdicts that may end unscored by an unusable reply (parse
             failures) before the run counts as failed; ``error`` rows always fail it.
         dry_run: Print the first request, the request count and the estimate; call nothing.
-        endpoint: Which judge and how to reach it.
+        endpoint: Which judge and how to reach it (with ``judges``/``panel``: the limits
+            every judge has unless it gives its own).
         judging: How to judge (passed to the engine as is).
+        judges: ``[NAME=]PROVIDER:MODEL[@BASE_URL]`` of each judge (``--judge``).
+        panel: A panel file of judges (``--panel``, see :mod:`judgekit.workflows.panel`).
+        label_map: Labels off the rubric's scale put on it (``--label-map``).
+        no_labels: Leave the human labels out (``--no-labels``).
+        command_line: The command as typed, recorded in ``study.json``.
     """
 
     items: Path
@@ -94,11 +103,16 @@ class JudgeCommand:
     dry_run: bool = False
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
     judging: JudgeOptions = field(default_factory=JudgeOptions)
+    judges: tuple[str, ...] = ()
+    panel: Path | None = None
+    label_map: str | None = None
+    no_labels: bool = False
+    command_line: str = ""
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """A checked command: the rubric, the items, where everything goes."""
+    """A checked command: the rubric, the items, the judges, where everything goes."""
 
     command: JudgeCommand
     rubric: Rubric
@@ -109,6 +123,9 @@ class Prepared:
     output: Path
     store: Path
     temporary_store: bool
+    judges: tuple[JudgeSpec, ...]
+    label_note: str = ""
+    manifest: Mapping[str, Any] | None = None
 
 
 def _writable_folder(path: Path, what: str) -> None:
@@ -155,6 +172,50 @@ def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
     return output, output.with_name(f".{output.name}.responses.sqlite"), True
 
 
+def panel_judges(command: JudgeCommand) -> tuple[JudgeSpec, ...]:
+    """The judges of the command: ``--panel`` and ``--judge`` ones, else the one endpoint.
+
+    Raises:
+        UsageError: For a malformed judge or panel file, or a mix of both ways to name one.
+    """
+    endpoint = command.endpoint
+    if not (command.judges or command.panel):
+        return (JudgeSpec(default_label(endpoint), endpoint),)
+    if endpoint.model or endpoint.base_url or endpoint.provider:
+        raise UsageError(
+            "--judge/--panel name every judge: drop --model, --provider and --base-url "
+            "(write them as --judge PROVIDER:MODEL@BASE_URL)"
+        )
+    judges = read_panel(command.panel, endpoint) if command.panel else []
+    return (*judges, *(parse_judge(text, endpoint) for text in command.judges))
+
+
+def _labels(command: JudgeCommand, table: Table, rubric: Rubric) -> tuple[Table, str | None, str]:
+    """The table with its labels mapped, the label column (None: no labels), one line on them."""
+    if command.no_labels:
+        if command.labels_column or command.label_map:
+            raise UsageError("--no-labels leaves the labels out: drop --labels-column/--label-map")
+        return table, None, "human labels: left out (--no-labels)"
+    column = command.labels_column
+    if column is not None:
+        check_label_column(table, column)
+    elif rubric.label_column in table.frame.columns:
+        column = rubric.label_column
+    if column is None:
+        if command.label_map:
+            raise UsageError("--label-map: the items have no label column; name it --labels-column")
+        missing = f"no column '{rubric.label_column}'; name yours with --labels-column"
+        return table, None, f"no human labels: {missing}"
+    note = f"human labels: column '{column}'"
+    if command.label_map:
+        mapping = parse_label_map(command.label_map, column)
+        frame, said = apply_label_map(table.frame, column, mapping)
+        table = replace(table, frame=frame)
+        note += f", {said} (--label-map {command.label_map})"
+    check_labels(table, column, rubric)
+    return table, column, note
+
+
 def prepare(command: JudgeCommand) -> Prepared:
     """Check the whole command before any server starts or any call is made.
 
@@ -162,6 +223,10 @@ def prepare(command: JudgeCommand) -> Prepared:
         UsageError: One line naming the option or file and what to do.
     """
     output, store, temporary = output_paths(command)
+    manifest = None
+    if command.study is not None:  # never a folder of someone else's files
+        manifest = read_manifest(command.study)
+        check_rewritable(command.study, manifest)
     if command.sep is not None and len(command.sep) != 1:
         raise UsageError(f"--sep {command.sep!r}: give one character, e.g. ';' or ','")
     if command.limit is not None and command.limit < 1:
@@ -177,17 +242,17 @@ def prepare(command: JudgeCommand) -> Prepared:
         sep=command.sep,
         sheet=command.sheet,
     )
-    label_column = command.labels_column
-    if label_column is not None:
-        check_label_column(table, label_column)
-    elif rubric.label_column in table.frame.columns:
-        label_column = rubric.label_column
-    if label_column is not None:
-        check_labels(table, label_column, rubric)
-    items, unused = study_items(table, rubric, label_column=label_column)
+    labelled, label_column, label_note = _labels(command, table, rubric)
+    items, unused = study_items(labelled, rubric, label_column=label_column)
     items = items[: command.limit] if command.limit else items
-    check_endpoint(command.endpoint)
-    return Prepared(command, rubric, table, items, unused, label_column, output, store, temporary)
+    if command.study is not None:
+        merged_items(command.study, table.frame)  # an item the study holds must not change
+    judges = panel_judges(command)
+    check_panel(judges)
+    return Prepared(
+        command, rubric, table, items, unused, label_column, output, store, temporary,
+        judges, label_note, manifest,
+    )  # fmt: skip
 
 
 def describe_inputs(prepared: Prepared, err: TextIO) -> None:
@@ -197,99 +262,146 @@ def describe_inputs(prepared: Prepared, err: TextIO) -> None:
     print(f"{len(items)} items; sent to the judge: {', '.join(sent)}", file=err)
     if prepared.unused_columns:
         print(f"not sent to the judge: {', '.join(prepared.unused_columns)}", file=err)
-    if prepared.label_column is None:
+    print(prepared.label_note, file=err)
+    again = already_judged(prepared)
+    if again:
         print(
-            f"no human labels: no column '{rubric.label_column}'; name yours with --labels-column",
+            f"already in the study, replayed from its store (not paid again): {', '.join(again)}",
             file=err,
         )
-    else:
-        print(f"human labels: column '{prepared.label_column}'", file=err)
+
+
+def already_judged(prepared: Prepared) -> list[str]:
+    """The combinations of this command the study already holds, as rubric/variant/judge/run."""
+    judged = {
+        tuple(str(entry[k]) for k in COMBINATION)
+        for entry in (prepared.manifest or {}).get("judged", [])
+    }
+    judging = prepared.command.judging
+    return [
+        f"{prepared.rubric.name}/{variant}/{spec.label}/run{run}"
+        for spec in prepared.judges
+        for variant in judging.variants
+        for run in range(1, judging.runs + 1)
+        if (prepared.rubric.name, variant, spec.label, str(run)) in judged
+    ]
 
 
 def dry_run(prepared: Prepared, out: TextIO) -> None:
-    """Print the first request exactly as it would be sent, the request count and estimate."""
-    client = planning_client(prepared.command.endpoint)
-    options = _options(prepared)
-    request, estimate = preview(prepared.items, prepared.rubric, client, options)
-    print(f"judge: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
-    if request is not None:
-        for message in request.messages:
-            print(f"--- {message['role']} ---\n{message['content']}", file=out)
-        print(f"--- options ---\n{json.dumps(request.options, indent=1)}", file=out)
-    print(estimate.describe(), file=out)
+    """Print the first request as it would be sent, then each judge's options and estimate."""
+    shown = False
+    for spec in prepared.judges:
+        client = planning_judge(spec)
+        request, estimate = preview(
+            prepared.items, prepared.rubric, client, _options(prepared, spec)
+        )
+        print(f"judge {spec.label}: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
+        if request is not None and not shown:  # the prompt is the same for every judge
+            for message in request.messages:
+                print(f"--- {message['role']} ---\n{message['content']}", file=out)
+            shown = True
+        if request is not None:
+            print(f"--- options ---\n{json.dumps(request.options, indent=1)}", file=out)
+        print(estimate.describe(), file=out)
     print("dry run: nothing was sent.", file=out)
 
 
-def _options(prepared: Prepared) -> JudgeOptions:
-    return prepared.command.judging.updated(store=prepared.store)
+def _options(prepared: Prepared, spec: JudgeSpec | None = None) -> JudgeOptions:
+    prices = spec.prices if spec is not None and spec.prices else prepared.command.judging.prices
+    return prepared.command.judging.updated(store=prepared.store, prices=prices)
 
 
 def check_options(prepared: Prepared) -> None:
-    """Check the judging options against the rubric and the endpoint, without a call.
+    """Check the judging options against the rubric and every judge, without a call.
 
     Raises:
         UsageError: For inconsistent options, or a store file that cannot be opened.
     """
-    client = planning_client(prepared.command.endpoint)
-    try:
-        preview(prepared.items, prepared.rubric, client, _options(prepared))
-    except sqlite3.DatabaseError as error:
-        raise UsageError(
-            f"--store {prepared.store}: cannot open it ({error}); move it away or pass another"
-        ) from None
+    for spec in prepared.judges:
+        client = planning_judge(spec)
+        try:
+            preview(prepared.items, prepared.rubric, client, _options(prepared, spec))
+        except sqlite3.DatabaseError as error:
+            raise UsageError(
+                f"--store {prepared.store}: cannot open it ({error}); move it away or pass another"
+            ) from None
+        except UsageError as error:
+            if len(prepared.judges) == 1:
+                raise
+            raise UsageError(f"judge {spec.label}: {error}") from None
 
 
-def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
-    """Judge the prepared items on ``client`` and write every output; return the judgments."""
-    judgments = judge(prepared.items, prepared.rubric, client, _options(prepared))
-    judgments = with_context(judgments, prepared.items)
-    write_outputs(prepared, judgments)
+def run(prepared: Prepared, clients: Mapping[str, Any]) -> dict[str, JudgeOutcome]:
+    """Judge the prepared items with every judge at once and write the outputs."""
+    prices = {spec.label: _options(prepared, spec).prices for spec in prepared.judges}
+    options = _options(prepared)
+    outcomes = judge_panel(prepared.items, prepared.rubric, clients, options, prices)
+    tables = [
+        with_context(outcome.judgments, prepared.items)
+        for outcome in outcomes.values()
+        if outcome.judgments is not None
+    ]
+    if tables:
+        write_outputs(prepared, pd.concat(tables, ignore_index=True), outcomes, clients)
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
         prepared.store.unlink(missing_ok=True)
         lock_path(prepared.store).unlink(missing_ok=True)
-    return judgments
+    return outcomes
 
 
-def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
-    """Write the judgments, and with ``--study`` the labels, score files and manifest."""
+def write_outputs(
+    prepared: Prepared,
+    judgments: pd.DataFrame,
+    outcomes: Mapping[str, JudgeOutcome],
+    clients: Mapping[str, Any],
+) -> None:
+    """Write the judgments, and with ``--study`` add them to the study (never replacing it)."""
     command = prepared.command
-    write_table(judgments, prepared.output)
+    if command.study is None or command.output is not None:
+        write_table(judgments, prepared.output)
     if command.id_score_csv is not None:
+        several = len(prepared.judges) > 1
         for (variant, repeat), path in _id_score_paths(command.id_score_csv, command).items():
-            write_id_score_csv(judgments, path, run=repeat, variant=variant)
+            for label in judgments["judge"].unique():
+                target = path.with_stem(f"{path.stem}.{label_slug(label)}") if several else path
+                rows = judgments[judgments["judge"] == label]
+                write_id_score_csv(rows, target, run=repeat, variant=variant)
     if command.study is None:
         return
-    folder = StudyFolder(command.study)
-    if not (folder.items.exists() and folder.items.samefile(command.items)):
-        write_table(prepared.table.frame, folder.items)  # the study travels with its items
-    if prepared.output != folder.judgments:
-        write_table(judgments, folder.judgments)
-    write_table(judgments, folder.judgments_csv)
-    labels = human_labels(prepared.items, prepared.rubric, prepared.label_column)
-    write_table(labels, folder.human_labels)
-    keys = judgments[["rubric", "variant", "run"]].drop_duplicates()
-    for name, variant, repeat in keys.itertuples(index=False):
-        write_id_score_csv(
-            judgments,
-            folder.scores / f"{name}-{variant}-run{repeat}.csv",
-            rubric=str(name),
-            variant=str(variant),
-            run=int(repeat),
-        )
-    manifest = {
-        "judgekit": __version__,
-        "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "items_file": str(command.items.resolve()),
+    labels = pd.DataFrame(columns=list(LABEL_COLUMNS))
+    if prepared.label_column is not None:
+        labels = human_labels(prepared.items, prepared.rubric, prepared.label_column)
+    judging = command.judging
+    details = {
         "rubric": prepared.rubric.name,
-        "judge_model": str(judgments["model"].iloc[0]) if len(judgments) else "",
-        "variants": list(command.judging.variants),
-        "runs": command.judging.runs,
-        "batch_size": command.judging.batch_size_for(prepared.rubric),
+        "variants": list(judging.variants),
+        "runs": judging.runs,
+        "batch_size": judging.batch_size_for(prepared.rubric),
+        "judges": [spec.label for spec in prepared.judges],
         "label_column": prepared.label_column,
+        "label_map": command.label_map,
         "human_labels": len(labels),
         "unused_columns": prepared.unused_columns,
+        "calls": {
+            label: {
+                k: o.judgments.attrs.get(k, 0) for k in ("api_calls", "replayed", "failed_calls")
+            }
+            for label, o in outcomes.items()
+            if o.judgments is not None
+        },
+        "failed_judges": {label: o.failure for label, o in outcomes.items() if o.failure},
     }
-    atomic_write_text(folder.manifest, json.dumps(manifest, indent=1) + "\n")
+    record = CommandRecord(command.command_line, str(command.items.resolve()), details)
+    judged = {label for label, o in outcomes.items() if o.judgments is not None}
+    write_study(
+        command.study,
+        prepared.manifest,
+        items=merged_items(command.study, prepared.table.frame),
+        judgments=judgments,
+        labels=labels,
+        judges=[s.describe(clients.get(s.label)) for s in prepared.judges if s.label in judged],
+        record=record,
+    )
 
 
 def _id_score_paths(base: Path, command: JudgeCommand) -> dict[tuple[str, int], Path]:
@@ -304,32 +416,31 @@ def _id_score_paths(base: Path, command: JudgeCommand) -> dict[tuple[str, int], 
     }
 
 
-def finish(prepared: Prepared, judgments: pd.DataFrame, err: TextIO) -> None:
-    """Print the summary table; fail the run when rows ended ``error`` or too many unscored.
+def finish(prepared: Prepared, outcomes: Mapping[str, JudgeOutcome], err: TextIO) -> None:
+    """Print each judge's summary; fail the run when a judge failed, or rows did.
 
     Raises:
-        RunFailed: One line saying how many rows failed and the first reason.
+        RunFailed: One line saying which judge or how many rows failed, and the first reason.
     """
-    verdicts = final_verdicts(judgments)
-    counts = verdicts["status"].value_counts()
-    attrs = judgments.attrs
-    print("status      rows", file=err)
-    for status, count in counts.items():
-        print(f"{status:<11} {count:>4}", file=err)
-    print(
-        f"calls made {attrs.get('api_calls', 0)}, replayed {attrs.get('replayed', 0)}, "
-        f"failed {attrs.get('failed_calls', 0)}; judgments: {prepared.output}",
-        file=err,
-    )
-    errors = verdicts[verdicts["status"] == Status.ERROR.value]
-    if len(errors):
-        reason = str(errors["reason"].iloc[0]).splitlines()[0][:200]
-        raise RunFailed(f"{len(errors)} of {len(verdicts)} rows ended 'error' (first: {reason})")
-    unscored = int(verdicts["status"].isin(UNSCORED_STATUSES).sum())
-    if unscored > prepared.command.max_unscored:
+    problems = []
+    for spec in prepared.judges:
+        outcome = outcomes[spec.label]
+        problems += summarise_judge(spec, outcome, prepared.command.max_unscored, err)
+    print(f"judgments: {prepared.output}", file=err)
+    failed = [o for o in outcomes.values() if o.failure]
+    if len(outcomes) == 1 and failed and failed[0].error is not None:
+        raise failed[0].error  # one judge: its own error, as without a panel
+    if failed:
+        kept = "; the other judges' judgments are written" if len(failed) < len(outcomes) else ""
         raise RunFailed(
-            f"{unscored} of {len(verdicts)} rows have no score (unusable replies), more than "
-            f"--max-unscored {prepared.command.max_unscored}; see the status column"
+            f"{len(failed)} of {len(outcomes)} judges failed (first: {failed[0].label}: "
+            f"{failed[0].failure[:200]}){kept}"
+        )
+    if problems:
+        raise RunFailed(
+            problems[0]
+            if len(problems) == 1
+            else f"{problems[0]} (and {len(problems) - 1} more judges)"
         )
 
 
@@ -347,22 +458,14 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     if command.dry_run:
         dry_run(prepared, out)
         return
-    endpoint = command.endpoint
     if command.judging.offline:  # replies come from the store: no server, no connection
-        finish(prepared, run(prepared, planning_client(endpoint)), err)
+        clients = {spec.label: planning_judge(spec) for spec in prepared.judges}
+        finish(prepared, run(prepared, clients), err)
         return
-    if endpoint.remote:
-        probe_endpoint(endpoint)
+    probe_panel(prepared.judges)
     with (
-        default_judge_client(
-            endpoint.model,
-            base_url=endpoint.base_url,
-            provider=endpoint.provider,
-            log_dir=command.study,
-            notice_stream=err,
-            **endpoint.client_options(),
-        ) as client,
+        panel_clients(prepared.judges, log_dir=command.study, notice_stream=err) as clients,
         interrupt_explained(prepared.store),
     ):
-        judgments = run(prepared, client)
-    finish(prepared, judgments, err)
+        outcomes = run(prepared, clients)
+    finish(prepared, outcomes, err)

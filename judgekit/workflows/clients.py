@@ -86,8 +86,11 @@ class EndpointOptions:
         return {name: value for name, value in options.items() if value is not None}
 
 
-def check_endpoint(endpoint: EndpointOptions) -> None:
+def check_endpoint(endpoint: EndpointOptions, *, key_checked: bool = False) -> None:
     """Refuse endpoint settings that cannot work, before any server starts or call is made.
+
+    ``key_checked``: the caller found the key in a variable of its own (a panel judge's
+    ``api_key_env``), so the preset's variable is not required.
 
     Raises:
         UsageError: One line naming the option or environment variable to fix.
@@ -119,7 +122,7 @@ def check_endpoint(endpoint: EndpointOptions) -> None:
     if not (endpoint.model or os.environ.get(JUDGE_MODEL_ENV)):
         raise UsageError(f"no judge model: pass --model NAME (or set {JUDGE_MODEL_ENV})")
     names = dict.fromkeys((preset.api_key_env, "OPENAI_API_KEY"))
-    if preset.key_required and not any(os.environ.get(name) for name in names):
+    if preset.key_required and not key_checked and not any(os.environ.get(n) for n in names):
         keyless = "; for a keyless local server pass --provider vllm, ollama or llamacpp"
         raise UsageError(
             f"no API key for {url}: set {' or '.join(names)}"

@@ -2,17 +2,21 @@
 
 A study folder holds::
 
-    study.json            what was judged: items file, rubric, judge, columns sent and unused
+    study.json            the judges, every (rubric, variant, judge, run) judged and the command
+                          that judged it, every command, the files judgekit wrote (their hashes)
     items.csv             the items as read (canonical headers, labels and metadata included)
-    judgments.parquet     every attempt of every item (judgekit.types.JUDGMENT_COLUMNS + context)
+    judgments.parquet     every attempt of every item (judgekit.types.JUDGMENT_COLUMNS + context
+                          + ``judge``, the panel member's label)
     judgments.csv         the same, comma-separated UTF-8 (data.frames convention)
     human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
     labels.csv            long human labels written by the labelling tool (optional)
-    scores/               one seed-style ID,score file per (rubric, variant, run) + status sidecar
+    scores/               one seed-style ID,score file per (rubric, variant, judge, run) + status
+                          sidecar
     responses.sqlite      the response store: every paid reply, replayed on a rerun
     report/               executed notebooks 02-07, their tables/ and figures/
 
-The functions here are the one way to turn a table into items (:func:`study_items`), to attach
+``judgekit judge --study`` adds to the folder and never replaces it
+(:mod:`judgekit.workflows.accumulate`). The functions here are the one way to turn a table into items (:func:`study_items`), to attach
 what the analysis needs to know about each item (:func:`with_context`) and to load a study for
 the report notebooks (:func:`load_study`).
 """
@@ -132,7 +136,8 @@ def check_labels(table: Table, column: str, rubric: Rubric) -> int:
         if number not in allowed:
             scale = ", ".join(str(v) for v in rubric.scale.allowed)
             raise DataError(
-                table.path, f"label '{text}' is not on the {rubric.name} scale ({scale})",
+                table.path, f"label '{text}' is not on the {rubric.name} scale ({scale}); map "
+                "labels onto it with --label-map OLD=NEW or leave them out with --no-labels",
                 row=int(str(row)) if table.frame.index.name == "row" else None, column=column,
                 position=list(table.frame.columns).index(column),
             )  # fmt: skip
