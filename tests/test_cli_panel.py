@@ -176,8 +176,8 @@ def test_a_second_rubric_and_variant_are_added_to_the_study_never_replacing_it(
     }
     assert pd.read_csv(study / "judgments.csv").shape[0] == len(table)
     scores = sorted(p.name for p in (study / "scores").iterdir() if ".status" not in p.name)
-    assert scores == [
-        f"{r}-{v}-d-run1.csv"
+    assert scores == [  # one judge: its label is not in the names
+        f"{r}-{v}-run1.csv"
         for r in ("riddle_accuracy", "riddle_reasoning")
         for v in ("base", "paraphrase_1")
     ]

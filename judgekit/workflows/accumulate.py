@@ -160,9 +160,15 @@ def merged_labels(root: Path, labels: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([old[keep], labels], ignore_index=True)[list(LABEL_COLUMNS)]
 
 
-def score_file(rubric: str, variant: str, judge: str, run: int) -> str:
-    """The ``scores/`` file of one combination, relative to the study."""
-    return f"scores/{rubric}-{variant}-{label_slug(judge)}-run{run}.csv"
+def score_file(rubric: str, variant: str, judge: str, run: int, *, panel: bool) -> str:
+    """The ``scores/`` file of one combination, relative to the study.
+
+    ``panel``: the study has several judges, so the judge's label is part of the name
+    (``riddle_accuracy-base-gpt-run1.csv``); with one judge it is not
+    (``riddle_accuracy-base-run1.csv``, the name notebook 01 has always written).
+    """
+    judged_by = f"-{label_slug(judge)}" if panel else ""
+    return f"scores/{rubric}-{variant}{judged_by}-run{run}.csv"
 
 
 @dataclass(frozen=True)
@@ -211,8 +217,9 @@ def write_study(
         write_table(frame, path)
         written[path.name] = _sha256(path)
     combos = merged[list(COMBINATION)].drop_duplicates()
+    panel = merged[JUDGE_COLUMN].nunique() > 1
     for rubric, variant, judge, run in combos.itertuples(index=False):
-        name = score_file(str(rubric), str(variant), str(judge), int(run))
+        name = score_file(str(rubric), str(variant), str(judge), int(run), panel=panel)
         rows = merged[merged[JUDGE_COLUMN] == judge]
         for path in write_id_score_csv(
             rows, root / name, rubric=str(rubric), variant=str(variant), run=int(run)

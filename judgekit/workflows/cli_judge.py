@@ -13,7 +13,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,29 +36,20 @@ from judgekit.workflows.accumulate import (
 )
 from judgekit.workflows.clients import EndpointOptions
 from judgekit.workflows.errors import RunFailed
-from judgekit.workflows.label_map import apply_label_map, parse_label_map
+from judgekit.workflows.label_map import choose_labels
 from judgekit.workflows.panel import (
     JudgeOutcome,
     JudgeSpec,
     check_panel,
-    default_label,
+    command_judges,
     judge_panel,
     label_slug,
     panel_clients,
-    parse_judge,
     planning_judge,
     probe_panel,
-    read_panel,
-    summarise_judge,
 )
-from judgekit.workflows.study import (
-    StudyFolder,
-    check_label_column,
-    check_labels,
-    human_labels,
-    study_items,
-    with_context,
-)
+from judgekit.workflows.panel_summary import summarise_judge
+from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
 
 
 @dataclass(frozen=True)
@@ -172,50 +163,6 @@ def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
     return output, output.with_name(f".{output.name}.responses.sqlite"), True
 
 
-def panel_judges(command: JudgeCommand) -> tuple[JudgeSpec, ...]:
-    """The judges of the command: ``--panel`` and ``--judge`` ones, else the one endpoint.
-
-    Raises:
-        UsageError: For a malformed judge or panel file, or a mix of both ways to name one.
-    """
-    endpoint = command.endpoint
-    if not (command.judges or command.panel):
-        return (JudgeSpec(default_label(endpoint), endpoint),)
-    if endpoint.model or endpoint.base_url or endpoint.provider:
-        raise UsageError(
-            "--judge/--panel name every judge: drop --model, --provider and --base-url "
-            "(write them as --judge PROVIDER:MODEL@BASE_URL)"
-        )
-    judges = read_panel(command.panel, endpoint) if command.panel else []
-    return (*judges, *(parse_judge(text, endpoint) for text in command.judges))
-
-
-def _labels(command: JudgeCommand, table: Table, rubric: Rubric) -> tuple[Table, str | None, str]:
-    """The table with its labels mapped, the label column (None: no labels), one line on them."""
-    if command.no_labels:
-        if command.labels_column or command.label_map:
-            raise UsageError("--no-labels leaves the labels out: drop --labels-column/--label-map")
-        return table, None, "human labels: left out (--no-labels)"
-    column = command.labels_column
-    if column is not None:
-        check_label_column(table, column)
-    elif rubric.label_column in table.frame.columns:
-        column = rubric.label_column
-    if column is None:
-        if command.label_map:
-            raise UsageError("--label-map: the items have no label column; name it --labels-column")
-        missing = f"no column '{rubric.label_column}'; name yours with --labels-column"
-        return table, None, f"no human labels: {missing}"
-    note = f"human labels: column '{column}'"
-    if command.label_map:
-        mapping = parse_label_map(command.label_map, column)
-        frame, said = apply_label_map(table.frame, column, mapping)
-        table = replace(table, frame=frame)
-        note += f", {said} (--label-map {command.label_map})"
-    check_labels(table, column, rubric)
-    return table, column, note
-
-
 def prepare(command: JudgeCommand) -> Prepared:
     """Check the whole command before any server starts or any call is made.
 
@@ -242,12 +189,14 @@ def prepare(command: JudgeCommand) -> Prepared:
         sep=command.sep,
         sheet=command.sheet,
     )
-    labelled, label_column, label_note = _labels(command, table, rubric)
+    labelled, label_column, label_note = choose_labels(
+        table, rubric, command.labels_column, command.label_map, no_labels=command.no_labels
+    )
     items, unused = study_items(labelled, rubric, label_column=label_column)
     items = items[: command.limit] if command.limit else items
     if command.study is not None:
         merged_items(command.study, table.frame)  # an item the study holds must not change
-    judges = panel_judges(command)
+    judges = command_judges(command.judges, command.panel, command.endpoint)
     check_panel(judges)
     return Prepared(
         command, rubric, table, items, unused, label_column, output, store, temporary,

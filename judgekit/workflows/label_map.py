@@ -10,11 +10,14 @@ is never changed: the map applies to the labels as read.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pandas as pd
 
+from judgekit.data import Table
 from judgekit.riddles import V1_LABEL_MAPS
-from judgekit.types import UsageError
+from judgekit.types import Rubric, UsageError
+from judgekit.workflows.study import check_label_column, check_labels
 
 #: Named maps: label column -> {label as written: label on the rubric's scale, or None}.
 NAMED_MAPS: Mapping[str, Mapping[str, Mapping[int, int | None]]] = {"riddles-v1": V1_LABEL_MAPS}
@@ -76,3 +79,50 @@ def apply_label_map(
         said.append(f"{old:g}->{target} ({count} cell{'s' * (count != 1)})")
         result.loc[hit, column] = "" if new is None else f"{new:g}"
     return result, "mapped " + ", ".join(said) if said else "nothing to map"
+
+
+def choose_labels(
+    table: Table,
+    rubric: Rubric,
+    labels_column: str | None,
+    label_map: str | None,
+    *,
+    no_labels: bool = False,
+) -> tuple[Table, str | None, str]:
+    """The human labels of a command: the table with them mapped, their column, one line.
+
+    Args:
+        table: The items as read.
+        rubric: The rubric (its scale, its default label column).
+        labels_column: ``--labels-column`` (default: the rubric's, when the table has it).
+        label_map: ``--label-map``.
+        no_labels: ``--no-labels``.
+
+    Returns:
+        The table (labels mapped; the user's file is not touched), the label column
+        (``None``: no labels) and the line that says so.
+
+    Raises:
+        UsageError: For contradictory options; DataError for a label still off the scale.
+    """
+    if no_labels:
+        if labels_column or label_map:
+            raise UsageError("--no-labels leaves the labels out: drop --labels-column/--label-map")
+        return table, None, "human labels: left out (--no-labels)"
+    column = labels_column
+    if column is not None:
+        check_label_column(table, column)
+    elif rubric.label_column in table.frame.columns:
+        column = rubric.label_column
+    if column is None:
+        if label_map:
+            raise UsageError("--label-map: the items have no label column; name it --labels-column")
+        missing = f"no column '{rubric.label_column}'; name yours with --labels-column"
+        return table, None, f"no human labels: {missing}"
+    note = f"human labels: column '{column}'"
+    if label_map:
+        frame, said = apply_label_map(table.frame, column, parse_label_map(label_map, column))
+        table = replace(table, frame=frame)
+        note += f", {said} (--label-map {label_map})"
+    check_labels(table, column, rubric)
+    return table, column, note

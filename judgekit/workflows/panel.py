@@ -34,7 +34,6 @@ from typing import Any, TextIO
 import pandas as pd
 import yaml
 
-from judgekit.data.tidy import final_verdicts
 from judgekit.engine import (
     JudgeCallError,
     JudgeOptions,
@@ -44,7 +43,7 @@ from judgekit.engine import (
     ajudge,
 )
 from judgekit.local.server import DEFAULT_MODEL_ALIAS
-from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
+from judgekit.types import Item, JudgeClient, Rubric, UsageError
 from judgekit.workflows.clients import (
     JUDGE_MODEL_ENV,
     EndpointOptions,
@@ -67,16 +66,6 @@ LIMIT_KEYS: Mapping[str, str] = {
 _JUDGE_KEYS = {"judge", "label", "provider", "model", "base_url", "api_key_env", "prices"}
 _SYNTAX = (
     "write [NAME=]PROVIDER:MODEL[@BASE_URL], e.g. openai:gpt-4.1 or vllm:qwen@http://gpu:8000/v1"
-)
-#: Statuses that leave an item without a score because the reply could not be used.
-UNSCORED_STATUSES = frozenset(
-    {
-        Status.MISSING.value,
-        Status.DUPLICATE.value,
-        Status.OUT_OF_RANGE.value,
-        Status.UNPARSEABLE.value,
-        Status.INCONSISTENT.value,
-    }
 )
 #: Failures that end one judge's work but not the panel's.
 JUDGE_FAILURES = (JudgeCallError, OfflineStoreMissError)
@@ -211,10 +200,49 @@ def read_panel(path: Path, defaults: EndpointOptions | None = None) -> list[Judg
     entries = data.get("judges") if isinstance(data, Mapping) else None
     if not isinstance(entries, list) or not entries or set(data) != {"judges"}:
         raise UsageError(f"--panel {path}: expected one key, judges:, holding a list of judges")
+    return panel_from_entries(entries, defaults or EndpointOptions(), where=f"--panel {path}")
+
+
+def panel_from_entries(
+    entries: Sequence[Any], endpoint: EndpointOptions, *, where: str = "judges"
+) -> list[JudgeSpec]:
+    """The judges of a panel file's ``judges:`` list (notebook 01's ``judges`` parameter).
+
+    Args:
+        entries: Each judge as a mapping (see the module docstring) or ``PROVIDER:MODEL`` text.
+        endpoint: The limits every judge has unless it sets its own; with no entries, the
+            one judge (its model, provider and base URL).
+        where: What the entries are, for messages.
+
+    Raises:
+        UsageError: One line naming the entry and what to fix.
+    """
+    if not entries:
+        return [JudgeSpec(default_label(endpoint), endpoint)]
+    limits = replace(endpoint, model=None, base_url=None, provider=None)
     return [
-        _judge_from_entry(entry, f"--panel {path}, judge {number}", defaults or EndpointOptions())
+        _judge_from_entry(entry, f"{where}, judge {number}", limits)
         for number, entry in enumerate(entries, start=1)
     ]
+
+
+def command_judges(
+    judges: Sequence[str], panel: Path | None, endpoint: EndpointOptions
+) -> tuple[JudgeSpec, ...]:
+    """The judges of ``judgekit judge``: ``--panel`` then ``--judge`` ones, else the one endpoint.
+
+    Raises:
+        UsageError: For a malformed judge or panel file, or a mix of both ways to name one.
+    """
+    if not (judges or panel):
+        return (JudgeSpec(default_label(endpoint), endpoint),)
+    if endpoint.model or endpoint.base_url or endpoint.provider:
+        raise UsageError(
+            "--judge/--panel name every judge: drop --model, --provider and --base-url "
+            "(write them as --judge PROVIDER:MODEL@BASE_URL)"
+        )
+    listed = read_panel(panel, endpoint) if panel else []
+    return (*listed, *(parse_judge(text, endpoint) for text in judges))
 
 
 def label_slug(label: str) -> str:
@@ -379,51 +407,3 @@ def judge_panel(
         if shared is not store and isinstance(shared, ResponseStore):
             shared.close()
     return {outcome.label: outcome for outcome in outcomes}
-
-
-def _tokens_and_cost(judgments: pd.DataFrame, prices: Mapping[str, float] | None) -> str:
-    requests = judgments.drop_duplicates("request_hash")
-    prompt, output = int(requests["prompt_tokens"].sum()), int(requests["completion_tokens"].sum())
-    text = f"tokens {prompt:,} prompt + {output:,} output"
-    if prices:
-        cost = (prompt * prices["input"] + output * prices["output"]) / 1_000_000
-        text += f", cost ${cost:,.4f}"
-    return text + " (every request behind the rows, paid now or before)"
-
-
-def summarise_judge(
-    spec: JudgeSpec, outcome: JudgeOutcome, max_unscored: int, err: TextIO
-) -> list[str]:
-    """Print one judge's rows by status, calls, tokens and cost; return what failed, if any.
-
-    A judge fails the run when it failed for good, when any of its rows ended ``error`` (the
-    call failed for good), or when more than ``max_unscored`` rows have no score because the
-    reply could not be used (abstentions are answers and never count).
-    """
-    print(f"judge {spec.label}", file=err)
-    if outcome.judgments is None:
-        print(f"failed, nothing judged: {outcome.failure}", file=err)
-        return []  # reported with the judges that failed
-    judgments = outcome.judgments
-    verdicts = final_verdicts(judgments)
-    print("status      rows", file=err)
-    for status, count in verdicts["status"].value_counts().items():
-        print(f"{status:<11} {count:>4}", file=err)
-    attrs = judgments.attrs
-    print(
-        f"calls made {attrs.get('api_calls', 0)}, replayed {attrs.get('replayed', 0)}, "
-        f"failed {attrs.get('failed_calls', 0)}; {_tokens_and_cost(judgments, spec.prices)}",
-        file=err,
-    )
-    prefix = f"judge {spec.label}: "
-    errors = verdicts[verdicts["status"] == Status.ERROR.value]
-    if len(errors):
-        reason = str(errors["reason"].iloc[0]).splitlines()[0][:200]
-        return [f"{prefix}{len(errors)} of {len(verdicts)} rows ended 'error' (first: {reason})"]
-    unscored = int(verdicts["status"].isin(UNSCORED_STATUSES).sum())
-    if unscored > max_unscored:
-        return [
-            f"{prefix}{unscored} of {len(verdicts)} rows have no score (unusable replies), more "
-            f"than --max-unscored {max_unscored}; see the status column"
-        ]
-    return []

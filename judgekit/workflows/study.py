@@ -16,16 +16,18 @@ A study folder holds::
     report/               executed notebooks 02-07, their tables/ and figures/
 
 ``judgekit judge --study`` adds to the folder and never replaces it
-(:mod:`judgekit.workflows.accumulate`). The functions here are the one way to turn a table into items (:func:`study_items`), to attach
-what the analysis needs to know about each item (:func:`with_context`) and to load a study for
-the report notebooks (:func:`load_study`).
+(:mod:`judgekit.workflows.accumulate`). The functions here are the one way to turn a table
+into items (:func:`study_items`), to attach what the analysis needs to know about each item
+(:func:`with_context`) and to load a study for the report notebooks (:func:`load_study`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -225,6 +227,9 @@ class Study:
         verdicts: The final verdict per (rubric, variant, model, run, item).
         labels: Human labels (``item_id, rubric, answer_model, score``), possibly empty.
         labels_source: Which file the labels came from (``""`` when there are none).
+        judges: The panel as ``study.json`` lists it (label, provider, model, base URL, key
+            variable, limits, prices), in the order judged; one entry per value of the
+            judgments' ``judge`` column. Empty for a folder without a ``study.json``.
     """
 
     folder: StudyFolder
@@ -232,6 +237,7 @@ class Study:
     verdicts: pd.DataFrame
     labels: pd.DataFrame
     labels_source: str
+    judges: tuple[Mapping[str, Any], ...] = ()
 
 
 def output_folders(figures_dir: str, output_dir: str, name: str) -> tuple[Path, Path]:
@@ -285,7 +291,15 @@ def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
         long = read_frame(folder.long_labels, required=LABEL_TABLE_COLUMNS, what="labels file")
         labels, found = labels_from_long(long, verdicts), str(folder.long_labels)
     labels["item_id"] = labels["item_id"].astype(str)
-    return Study(folder, judgments, verdicts, labels, found if len(labels) else "")
+    judges: tuple[Mapping[str, Any], ...] = ()
+    if folder.manifest.is_file():
+        try:
+            judges = tuple(
+                json.loads(folder.manifest.read_text(encoding="utf-8")).get("judges", ())
+            )
+        except (OSError, ValueError, AttributeError):
+            raise DataError(folder.manifest, "not a study.json judgekit wrote") from None
+    return Study(folder, judgments, verdicts, labels, found if len(labels) else "", judges)
 
 
 def open_report(
