@@ -77,16 +77,47 @@ class Item:
 
 @dataclass(frozen=True)
 class Scale:
-    """The values a rubric allows, in order, plus the values that mean "I abstain"."""
+    """The values a rubric allows, in order, plus the values that mean "I abstain".
+
+    ``step`` widens the whole ``allowed`` values to a range: ``None`` allows only them; a
+    positive step also allows every ``minimum + k * step`` up to the maximum (``0.5``: half
+    points); ``0`` allows any number from the minimum to the maximum (a continuous scale).
+    """
 
     allowed: tuple[int, ...]
     abstain: tuple[int, ...] = ()
+    step: float | None = None
 
     def __post_init__(self) -> None:
         if list(self.allowed) != sorted(set(self.allowed)):
             raise ValueError(f"scale values must be strictly increasing, got {self.allowed}")
         if set(self.allowed) & set(self.abstain):
             raise ValueError("a value cannot be both a score and an abstention")
+        if self.step is not None and not 0 <= self.step <= 1:
+            raise ValueError(f"a scale's step is 0 (continuous) or at most 1, not {self.step}")
+
+    def accepts(self, value: float) -> bool:
+        """Whether ``value`` is a score on this scale (abstain values are not scores)."""
+        if value.is_integer() and int(value) in self.allowed:
+            return True
+        if self.step is None or not self.minimum <= value <= self.maximum:
+            return False
+        if self.step == 0:
+            return True
+        steps = (value - self.minimum) / self.step
+        return abs(steps - round(steps)) < 1e-9
+
+    def describe(self) -> str:
+        """The scale in words: ``1, 2, 3, 4``, ``1-10 in steps of 0.5``, ``any number 0-1``."""
+        if self.step == 0:
+            text = f"any number from {self.minimum} to {self.maximum}"
+        elif self.step is not None and self.step != 1:
+            text = f"{self.minimum}-{self.maximum} in steps of {self.step:g}"
+        else:
+            text = ", ".join(str(v) for v in self.allowed)
+        if self.abstain:
+            text += f"; abstain {', '.join(str(v) for v in self.abstain)}"
+        return text
 
     @property
     def minimum(self) -> int:

@@ -80,7 +80,7 @@ def test_a_toy_format_needs_only_its_module_and_templates(toy: FormatSpec, tmp_p
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("Judge whether the answer is right.\n", encoding="utf-8")
     rubric = rubric_from_prompt_file(
-        prompt, name="toy", output_format="toy_verdict", scale=Scale((0, 1)), batched=False,
+        prompt, name="toy", output_format="toy_verdict", scale=Scale((0, 1)),
         input_columns=("Answer",),
     )  # fmt: skip
     system, user = rubric.render([Item("a", {"Answer": "42"})], structured=True)
@@ -105,7 +105,7 @@ def test_the_simulator_writes_a_registered_format_from_its_schema(
     prompt.write_text("Judge whether the answer is right.\n", encoding="utf-8")
     rubric = rubric_from_prompt_file(
         prompt, name="toy", output_format="toy_verdict", scale=Scale((0, 1)),
-        batched=False, input_columns=("Answer",),
+        input_columns=("Answer",),
     )  # fmt: skip
     messages = rubric.render([Item("a", {"Answer": "42"})], structured=True)
     body = {"model": "m", "messages": messages}

@@ -12,14 +12,9 @@ from judgekit.labels import (
     LABEL_TABLE_COLUMNS,
     calibration_changes,
     calibration_record,
-    corrected_means,
-    coverage_summary,
     disagreements,
     inter_human_agreement,
     labels_from_column,
-    observed_kappa_halfwidth,
-    plan_kappa_halfwidth,
-    ppi_coverage,
     read_calibration,
     read_labels_table,
     record_label,
@@ -27,10 +22,19 @@ from judgekit.labels import (
     select_for_labelling,
     write_calibration,
 )
+from judgekit.labels.select import default_label_count
+from judgekit.labels.session import LabellingSession
 from judgekit.labels.widget import LabelWidget
 from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
-from judgekit.stats import CI
+from judgekit.stats import (
+    CI,
+    corrected_means,
+    coverage_summary,
+    observed_kappa_halfwidth,
+    plan_kappa_halfwidth,
+    ppi_coverage,
+)
 from judgekit.stats.agreement import kappa_from_pairs
 from judgekit.types import JUDGMENT_COLUMNS, UsageError
 
@@ -125,36 +129,53 @@ def test_rubric_version_changes_with_the_anchors(rubric) -> None:
 
 def test_widget_is_blind_records_at_once_and_resumes(tmp_path, rubric) -> None:
     path = tmp_path / "labels.csv"
-    widget = LabelWidget(_items(5), rubric, path, labeller="anna")
-    assert "judge_score" not in str(widget.items) and "5" not in str(widget.items[0]["fields"])
-    assert [a["score"] for a in widget.scale] == [5, 3, 0]
-    widget._on_message(widget, {"kind": "label", "item_id": "q0", "status": "ok", "score": 3}, [])
-    widget.record("q1", "abstain", None, "unsure")
+    items = _items(5).assign(Model="gamma-70b", ID=[f"gamma-70b-{i}" for i in range(5)])
+    widget = LabelWidget(items, rubric, path, labeller="anna")
+    sent = str([widget.items, widget.labelled, widget.scale])
+    assert "judge_score" not in sent and "gamma" not in sent  # no model, and no ID naming it
+    assert [a["score"] for a in widget.scale] == [5, 3, 0] and widget.abstain is False
+    widget._on_message(widget, {"kind": "label", "position": 0, "status": "ok", "score": 3}, [])
+    widget.record(1, "skip", None, "unsure")
     assert widget.position == 2
-    note = {"kind": "label", "item_id": "q0", "status": "ok", "score": 3, "note": "typo?"}
+    note = {"kind": "label", "position": 0, "status": "ok", "score": 3, "note": "typo?"}
     widget._on_message(widget, {**note, "advance": False}, [])
-    assert widget.position == 2 and widget.labelled["q0"]["note"] == "typo?"
-    widget._on_message(widget, {"kind": "label", "item_id": "q2", "status": "ok", "score": 4}, [])
+    assert widget.position == 2 and widget.labelled["0"]["note"] == "typo?"
+    widget._on_message(widget, {"kind": "label", "position": 2, "status": "ok", "score": 4}, [])
     assert "not on the scale" in widget.error and widget.position == 2
+    widget._on_message(widget, {"kind": "label", "position": 2, "status": "abstain"}, [])
+    assert "has no abstain value" in widget.error
     assert len(read_labels_table(path)) == 2
-    again = LabelWidget(_items(5), rubric, path, labeller="anna")
-    assert again.position == 2 and set(again.labelled) == {"q0", "q1"}
-    other = LabelWidget(_items(5), rubric, path, labeller="bela")
+    again = LabelWidget(items, rubric, path, labeller="anna")
+    assert again.position == 2 and set(again.labelled) == {"0", "1"}
+    assert again.session.counts() == {"labelled": 1, "skipped": 1, "open": 3}
+    other = LabelWidget(items, rubric, path, labeller="bela")
     assert other.position == 0 and other.labelled == {}
     # two people at once on one file: neither drops the other's labels
-    other.record("q0", "ok", 5)
-    again.record("q2", "ok", 0)
+    other.record(0, "ok", 5)
+    again.record(2, "ok", 0)
     stored = read_labels_table(path)
     assert sorted(zip(stored["labeller"], stored["item_id"], strict=True)) == [
-        ("anna", "q0"),
-        ("anna", "q1"),
-        ("anna", "q2"),
-        ("bela", "q0"),
+        ("anna", "gamma-70b-0"),
+        ("anna", "gamma-70b-1"),
+        ("anna", "gamma-70b-2"),
+        ("bela", "gamma-70b-0"),
     ]
     with pytest.raises(UsageError, match="labeller"):
-        LabelWidget(_items(5), rubric, path, labeller=" ")
+        LabelWidget(items, rubric, path, labeller=" ")
     ten = LabelWidget(_items(5), load_rubric("extent_rating"), tmp_path / "x.csv", labeller="a")
-    assert [a["score"] for a in ten.scale][:2] == [10, 9]
+    assert [a["score"] for a in ten.scale][:2] == [10, 9] and ten.abstain is True
+    ten.record(0, "abstain", None)
+    shown = LabelWidget(items, rubric, tmp_path / "y.csv", "c", show_columns=["Model"])
+    assert "gamma-70b" in str(shown.items)  # only when asked to unblind
+
+
+def test_resume_goes_to_open_items_before_skipped_ones(tmp_path, rubric) -> None:
+    session = LabellingSession(_items(3), rubric, tmp_path / "l.csv", "anna")
+    session.record(0, "skip", None)
+    session.record(1, "ok", 5)
+    assert session.resume_position() == 2
+    session.record(2, "ok", 0)
+    assert LabellingSession(_items(3), rubric, tmp_path / "l.csv", "anna").resume_position() == 0
 
 
 def _judgments(riddles: pd.DataFrame, judge: str) -> pd.DataFrame:
@@ -343,3 +364,26 @@ def test_corrected_means_say_why_an_estimate_or_interval_is_missing() -> None:
     assert means.loc[("same", "judge_only"), "note"] == ""
     # Constant labels tune PPI's lambda to 0 (labels alone): no interval either, not [5, 5].
     assert means.loc[("same", "ppi"), "note"] == "interval undefined: the scores are all equal"
+
+
+def test_balanced_selection_gives_every_model_its_share_and_the_default_scales() -> None:
+    base = pd.DataFrame({c: pd.Series(dtype=object) for c in JUDGMENT_COLUMNS})
+    frame = base.reindex(range(60))
+    frame["item_id"] = [f"i{k}" for k in range(60)]
+    frame["variant"], frame["run"], frame["model"], frame["status"] = "base", 1, "j", "ok"
+    # model a: 40 items over four scores; b and c: 10 items each, all scored 4
+    frame["score"] = [float(1 + k % 4) if k < 40 else 4.0 for k in range(60)]
+    groups = {f"i{k}": "a" if k < 40 else ("b" if k < 50 else "c") for k in range(60)}
+    levels = (1.0, 2.0, 3.0, 4.0)
+    plain = select_for_labelling(frame, 15, seed=0, levels=levels, groups=groups).items
+    balanced = select_for_labelling(
+        frame, 15, seed=0, levels=levels, groups=groups, balance_groups=True
+    ).items
+    per_model = balanced["item_id"].map(groups).value_counts()
+    assert per_model.to_dict() == {"a": 5, "b": 5, "c": 5}
+    assert balanced[balanced["item_id"].map(groups) == "a"]["judge_score"].nunique() == 4
+    assert plain["item_id"].map(groups).value_counts()["a"] > 5  # strata, not models, share
+    n, why = default_label_count(frame["score"].to_numpy(), levels, n_groups=3)
+    assert 15 <= n <= 60 and "at least 5 for each of 3 answering models" in why
+    small, _ = default_label_count(np.array([1.0, 2.0, 3.0, 4.0] * 3), levels, n_groups=3)
+    assert small == 12  # every item of a small study

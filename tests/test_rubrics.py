@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,9 @@ import jinja2
 import pytest
 
 from judgekit import config
-from judgekit.rubrics import JinjaRubric, list_rubrics, load_rubric, rubric_from_prompt_file
-from judgekit.rubrics.environment import environment, tidy, xml_unescape
+from judgekit.formats import get_format
+from judgekit.rubrics import JinjaRubric, list_rubrics, load_rubric, loader, rubric_from_prompt_file
+from judgekit.rubrics.environment import RUBRICS_DIR, environment, tidy, xml_unescape
 from judgekit.simulator.reading import read_task
 from judgekit.types import Item, Scale
 
@@ -287,6 +289,24 @@ def test_loader_errors() -> None:
     assert (rubric.label_column, rubric.default_batch_size) == ("Acc_Hum", 20)
 
 
+def test_batched_is_the_formats_fact_and_a_declared_one_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ALL_RUBRICS:
+        rubric = load_rubric(name)
+        assert rubric.batched is get_format(rubric.output_format).batched, name
+    folder = tmp_path / "factual_accuracy"
+    shutil.copytree(RUBRICS_DIR / "factual_accuracy", folder)
+    config_file = folder / "config.yaml"
+    config_file.write_text(config_file.read_text() + "batched: true\n", encoding="utf-8")
+    monkeypatch.setattr(loader, "RUBRICS_DIR", tmp_path)
+    with pytest.raises(ValueError) as caught:
+        load_rubric("factual_accuracy")  # before any template is read or any request rendered
+    message = str(caught.value)
+    assert "\n" not in message and "'batched: true' is not a rubric setting" in message
+    assert "'score_line' is one item per reply" in message
+
+
 def test_rubric_attributes_follow_the_seeds() -> None:
     acc, rea, gra = (
         load_rubric(n) for n in ("riddle_accuracy", "riddle_reasoning", "riddle_grammar")
@@ -332,7 +352,6 @@ def test_rubric_from_the_studys_grammar_prompt_file(shared_datasets: Path) -> No
         name="study_grammar",
         output_format="id_score_lines",
         scale=Scale(tuple(range(6))),
-        batched=True,
         input_columns=["Reasoning"],
         label_column="Gra_Hum",
     )
@@ -359,7 +378,6 @@ def test_prompt_file_errors(tmp_path: Path) -> None:
         "name": "mine",
         "output_format": "rating_json",
         "scale": Scale(tuple(range(11)), (-1,)),
-        "batched": False,
         "input_columns": ["Answer", "Question"],
     }
     with pytest.raises(ValueError, match="prompt file not found"):

@@ -9,6 +9,7 @@ from judgekit.data.columns import (
     alias_key,
     canonical_headers,
     items_from_frame,
+    require_columns,
     validate_frame,
 )
 from judgekit.data.errors import DataError
@@ -34,6 +35,7 @@ __all__ = [
     "make_batches",
     "read_frame",
     "read_table",
+    "require_columns",
     "validate_frame",
     "write_id_score_csv",
     "write_table",

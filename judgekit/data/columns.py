@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -40,6 +40,24 @@ DEFAULT_ALIASES: Mapping[str, str] = {
 
 #: Zero-width and other invisible format characters a judge cannot copy back into an ID.
 _INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u202a-\u202e]")
+
+
+def require_columns(
+    frame: pd.DataFrame, columns: Iterable[str], what: str = "input table", *, rows: bool = False
+) -> None:
+    """Raise a one-line ``ValueError`` naming every column of ``columns`` that ``frame`` lacks.
+
+    Args:
+        frame: The table to check.
+        columns: The columns it must have.
+        what: How the message names the table.
+        rows: Also refuse a table without rows (a figure of nothing).
+    """
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what}: missing column(s) {missing}; present: {list(frame.columns)}")
+    if rows and frame.empty:
+        raise ValueError(f"{what}: the frame is empty, nothing to plot")
 
 
 def alias_key(header: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgekit.data.frames import read_frame
-from judgekit.types import JUDGMENT_COLUMNS, Item, Rubric, Status
+from judgekit.types import JUDGMENT_COLUMNS, Item, Status
 
 #: Columns that identify one final verdict (and ``judge``, a panel member's label, when present).
 VERDICT_KEYS: tuple[str, ...] = ("rubric", "variant", "model", "run", "item_id")
@@ -55,18 +55,17 @@ def final_verdicts(judgments: pd.DataFrame) -> pd.DataFrame:
 
 
 def labels_from_items(
-    items: Sequence[Item], rubric: Rubric, answer_model_key: str, column: str | None = None
+    items: Sequence[Item], rubric_name: str, answer_model_key: str, column: str
 ) -> pd.DataFrame:
-    """Human labels of ``items`` for ``rubric``: ``column`` (default its ``label_column``) in meta.
+    """Human labels of ``items`` for the rubric called ``rubric_name``: ``column`` in their meta.
 
     Items whose label is empty are left out. Returns an empty table (with the label columns)
-    when the rubric names no label column or the items do not carry it.
+    when ``column`` is empty or the items do not carry it.
     """
-    column = column or rubric.label_column
     rows = [
         {
             "item_id": item.id,
-            "rubric": rubric.name,
+            "rubric": rubric_name,
             "answer_model": str(item.meta.get(answer_model_key, "")),
             "score": float(item.meta[column]),
         }

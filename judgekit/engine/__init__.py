@@ -7,10 +7,13 @@ from judgekit.engine.ordering import order_items, position_spread
 from judgekit.engine.plan import RunPlan
 from judgekit.engine.providers import (
     GENERIC,
+    PLACEHOLDER_KEY,
     PROVIDERS,
     MissingAPIKeyError,
     ProviderPreset,
     get_provider,
+    resolve_api_key,
+    resolve_base_url,
 )
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
 from judgekit.engine.runner import MODES, ajudge, judge, preview, register_mode
@@ -22,6 +25,7 @@ __all__ = [
     "EXTRA_COLUMNS",
     "GENERIC",
     "MODES",
+    "PLACEHOLDER_KEY",
     "PROVIDERS",
     "REASK_STATUSES",
     "ContextBudgetError",
@@ -43,4 +47,6 @@ __all__ = [
     "position_spread",
     "preview",
     "register_mode",
+    "resolve_api_key",
+    "resolve_base_url",
 ]

@@ -167,7 +167,7 @@ class OpenAIJudge:
         self._structured_mode: StructuredMode = structured_mode or self.preset.structured_mode
         self._base_url = resolve_base_url(self.preset, base_url)
         self._endpoint = endpoint or endpoint_id(self._base_url)
-        self._api_key = _SecretKey(resolve_api_key(self.preset, api_key))
+        self._api_key = _SecretKey(resolve_api_key(self.preset, api_key, self._base_url))
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.patience_s = patience_s

@@ -29,6 +29,8 @@ from judgekit.types import StructuredMode, UsageError
 PLACEHOLDER_KEY = "not-needed"
 #: The presets to which ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` belong.
 OPENAI_PRESETS = ("openai", "generic")
+#: Hosts that are this machine: a server there gets the placeholder when its key is unset.
+LOCAL_HOSTS = frozenset({"localhost", "::1", "0.0.0.0"})
 
 
 class MissingAPIKeyError(UsageError):
@@ -100,31 +102,49 @@ def get_provider(name: str | None) -> ProviderPreset:
         raise UsageError(f"unknown provider {name!r}; known providers: {known}") from None
 
 
+def is_local_url(url: str) -> bool:
+    """Whether ``url`` points at this machine (``localhost``, ``127.0.0.1``, ``::1``)."""
+    host = (urlsplit(url).hostname or "").lower()
+    return host in LOCAL_HOSTS or host.endswith(".localhost") or host.startswith("127.")
+
+
 def resolve_base_url(preset: ProviderPreset, base_url: str | None) -> str:
     """The URL requests go to: the given one, else ``OPENAI_BASE_URL`` or the preset's own.
 
     ``OPENAI_BASE_URL`` applies to the OpenAI and generic presets and to presets without a URL
-    of their own (Azure, the simulator); a hosted provider's preset keeps its own URL.
+    of their own (Azure, the simulator); a hosted provider's preset keeps its own URL. The
+    pre-flight check, the connection probe and the client all resolve the URL here.
 
     Raises:
-        UsageError: If no URL is known.
+        UsageError: If no URL is known, or the URL is not an http(s) URL with a host.
     """
-    if base_url:
-        return base_url
     env_url = os.environ.get("OPENAI_BASE_URL")
-    if env_url and (preset.name in OPENAI_PRESETS or preset.base_url is None):
-        return env_url
-    if preset.base_url:
+    if base_url:
+        url, source = base_url, "base URL"
+    elif env_url and (preset.name in OPENAI_PRESETS or preset.base_url is None):
+        url, source = env_url, "OPENAI_BASE_URL"
+    elif preset.base_url:
         return preset.base_url
-    raise UsageError(f"provider {preset.name!r} needs a base URL: pass --base-url")
+    else:
+        raise UsageError(f"provider {preset.name!r} needs a base URL: pass --base-url")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"{source} {url!r} is not an http(s) URL such as http://host:8000/v1")
+    return url
 
 
-def resolve_api_key(preset: ProviderPreset, api_key: str | None) -> str:
+def resolve_api_key(preset: ProviderPreset, api_key: str | None, base_url: str) -> str:
     """The key for one preset: the one given, else the preset's own variable, never another's.
 
     ``OPENAI_API_KEY`` is the openai and generic presets' own variable, so it only reaches
     OpenAI or a base URL the user chose for those presets. A local server (``key_required``
-    false) gets :data:`PLACEHOLDER_KEY` when its variable is unset.
+    false, or any preset whose ``base_url`` is on this machine) gets :data:`PLACEHOLDER_KEY`
+    when the variable is unset.
+
+    Args:
+        preset: The endpoint's preset.
+        api_key: A key passed in by the caller, if any.
+        base_url: The resolved base URL (:func:`resolve_base_url`).
 
     Raises:
         MissingAPIKeyError: A hosted provider's variable is unset.
@@ -132,11 +152,16 @@ def resolve_api_key(preset: ProviderPreset, api_key: str | None) -> str:
     key = api_key or os.environ.get(preset.api_key_env)
     if key:
         return key
-    if not preset.key_required:
+    if not preset.key_required or is_local_url(base_url):
         return PLACEHOLDER_KEY
+    keyless = (
+        ""
+        if base_url == preset.base_url
+        else "; for a server that needs no key, use provider 'generic'"
+    )
     raise MissingAPIKeyError(
-        f"no API key for provider {preset.name!r}: set {preset.api_key_env} "
-        "(keys of other providers are never sent to it)"
+        f"no API key for provider {preset.name!r} at {base_url}: set {preset.api_key_env} "
+        f"(keys of other providers are never sent to it){keyless}"
     )
 
 

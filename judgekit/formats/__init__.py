@@ -18,6 +18,7 @@ from judgekit.formats import direct_scoring_json, id_score_lines, rating_json, s
 from judgekit.formats.common import TRUNCATION_HINT, clean_text, looks_truncated
 from judgekit.formats.direct_scoring_json import OVERALL_TOLERANCE
 from judgekit.formats.logprobs import expected_score, expected_scores_by_id
+from judgekit.formats.markers import DEFAULT_MARKER, ScoreMarker, parse_marker
 from judgekit.formats.reply import (
     TRUNCATED,
     UNCLOSED_REASONING,
@@ -56,6 +57,7 @@ def parse_reply(
     criteria: Sequence[Criterion] = (),
     request: ChatRequest | None = None,
     reply: ChatReply | None = None,
+    score_marker: str | None = None,
 ) -> ParsedReply:
     """Read a judge's reply (plain text or the format's JSON form) against the expected IDs.
 
@@ -68,6 +70,9 @@ def parse_reply(
         request: The request that was sent; lines copied from its items or its format
             example cannot score an item. Without it no echo is detected.
         reply: The whole reply, for its ``refusal`` and ``finish_reason``.
+        score_marker: How the prompt asked for the score (``"Rating: [[N]]"``); ``score_line``
+            reads it wherever a careful reader takes it as the verdict. ``None``: the
+            format's own (``SCORE: N``).
 
     Returns:
         One verdict per expected ID in ``item_ids`` order, then one UNKNOWN_ID verdict per
@@ -75,13 +80,14 @@ def parse_reply(
 
     Raises:
         ValueError: For caller errors: an unknown format, no or repeated IDs, several IDs for a
-            single-item format, or missing criteria for direct scoring.
+            single-item format, missing criteria for direct scoring, or a bad score marker.
     """
     spec = get_format(output_format)
     if not item_ids or len(set(item_ids)) != len(item_ids):
         raise ValueError(f"item_ids must be non-empty and unique, got {list(item_ids)}")
     if not spec.batched and len(item_ids) != 1:
         raise ValueError(f"{spec.name} judges one item per reply, got {len(item_ids)} IDs")
+    marker = DEFAULT_MARKER if score_marker is None else parse_marker(score_marker)
     log = ToleranceLog()
     if reply is not None and reply.refusal and not text.strip():
         reason = f"the provider returned a refusal: {reply.refusal}"
@@ -96,7 +102,7 @@ def parse_reply(
     else:
         prepared = ReplyInput(
             answer, scale, tuple(item_ids), tuple(criteria), Echoes.from_request(request),
-            truncated, log,
+            truncated, log, marker,
         )  # fmt: skip
         verdicts = list(spec.parse(prepared))
     if truncated:
@@ -112,16 +118,19 @@ def _truncated(verdict: ItemVerdict) -> ItemVerdict:
 
 
 __all__ = [
+    "DEFAULT_MARKER",
     "OVERALL_TOLERANCE",
     "PACKAGED_FORMATS",
     "TOLERANCE_DESCRIPTIONS",
     "TRUNCATION_HINT",
     "FormatSpec",
+    "ScoreMarker",
     "expected_score",
     "expected_scores_by_id",
     "format_names",
     "get_format",
     "looks_truncated",
+    "parse_marker",
     "parse_reply",
     "register",
 ]

@@ -192,7 +192,7 @@ def lookup_key(obj: dict[str, Any], key: str, log: ToleranceLog) -> str | None:
     """The key of ``obj`` that means ``key``: itself, else the one equal ignoring case."""
     if key in obj:
         return key
-    folded = [k for k in obj if isinstance(k, str) and k.casefold() == key]
+    folded = [k for k in obj if isinstance(k, str) and k.casefold() == key.casefold()]
     if len(folded) == 1:
         log.add("json_key_case")
         return folded[0]
@@ -271,14 +271,6 @@ def describe_value(value: float) -> int | float:
     return int(value) if value.is_integer() else value
 
 
-def scale_text(scale: Scale) -> str:
-    """The scale in words, e.g. ``0, 3, 5; abstain -1``."""
-    allowed = ", ".join(str(v) for v in scale.allowed)
-    if scale.abstain:
-        return f"{allowed}; abstain {', '.join(str(v) for v in scale.abstain)}"
-    return allowed
-
-
 def verdict_for_value(
     item_id: str,
     value: float,
@@ -310,7 +302,7 @@ def verdict_for_value(
             value=shown,
             out_of=out_of,
         )
-    if value.is_integer() and int(value) in scale.allowed:
+    if scale.accepts(value):
         if out_of is not None:
             log.add("score_out_of_max")
         return ItemVerdict(item_id, Status.OK, float(value), judge_reason, raw)
@@ -323,7 +315,7 @@ def verdict_for_value(
     return ItemVerdict.unscored(
         item_id,
         Status.OUT_OF_RANGE,
-        f"{shown} is not on the rubric's scale ({scale_text(scale)})",
+        f"{shown} is not on the rubric's scale ({scale.describe()})",
         raw,
         **details,
     )

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from judgekit.formats.markers import DEFAULT_MARKER, ScoreMarker
 from judgekit.formats.tolerances import ToleranceLog
 from judgekit.types import ChatRequest, Criterion, Scale
 
@@ -153,6 +154,7 @@ class ReplyInput:
         echoes: What the request showed the judge.
         truncated: The reply hit ``max_tokens`` (its last line may be cut).
         log: Where the reader records the leniencies it used.
+        marker: How the prompt asked for the score (``score_line``; see ``markers.py``).
     """
 
     text: str
@@ -162,6 +164,7 @@ class ReplyInput:
     echoes: Echoes = field(default_factory=Echoes)
     truncated: bool = False
     log: ToleranceLog = field(default_factory=ToleranceLog)
+    marker: ScoreMarker = DEFAULT_MARKER
 
     def lines(self) -> list[str]:
         """The answer's lines; a truncated reply's unfinished last line is left out."""

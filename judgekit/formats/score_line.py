@@ -112,12 +112,13 @@ def _json_readings(reply: ReplyInput) -> list[_Reading]:
     """Readings from JSON objects holding a ``score`` key (any case, maybe wrapped)."""
     readings: list[_Reading] = []
     used = []
+    score_key = reply.marker.json_key or "score"
     for found in find_json_values(reply.text, reply.log):
         scratch = ToleranceLog()
-        value = unwrap(found.value, ("score", "explanation"), scratch)
+        value = unwrap(found.value, (score_key.casefold(), "explanation"), scratch)
         if not isinstance(value, dict):
             continue
-        key = lookup_key(value, "score", scratch)
+        key = lookup_key(value, score_key, scratch)
         if key is None:
             continue
         raw = reply.text[found.start : found.end]

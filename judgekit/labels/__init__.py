@@ -14,8 +14,6 @@ from judgekit.labels.calibration import (
     write_calibration,
 )
 from judgekit.labels.compare import consensus, disagreements, inter_human_agreement
-from judgekit.labels.correct import corrected_means, coverage_summary, ppi_coverage
-from judgekit.labels.planner import observed_kappa_halfwidth, plan_kappa_halfwidth
 from judgekit.labels.select import LabellingPlan, select_for_labelling
 from judgekit.labels.table import (
     LABEL_STATUSES,
@@ -34,15 +32,10 @@ __all__ = [
     "calibration_changes",
     "calibration_record",
     "consensus",
-    "corrected_means",
-    "coverage_summary",
     "describe_calibration",
     "disagreements",
     "inter_human_agreement",
     "labels_from_column",
-    "observed_kappa_halfwidth",
-    "plan_kappa_halfwidth",
-    "ppi_coverage",
     "prompt_hash",
     "read_calibration",
     "read_labels_table",

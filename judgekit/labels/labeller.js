@@ -1,7 +1,9 @@
-// Front end of judgekit's LabelWidget: one item at a time, scored from the keyboard.
-// The page never receives the judge's score; every label goes to Python, which writes it.
+// Front end of judgekit's labeller: one item at a time, scored from the keyboard.
+// The same render() runs in JupyterLab (anywidget) and on the page of `judgekit label`.
+// It only ever receives the session's blind state (texts and positions, never item IDs,
+// models or the judge's verdicts); every label goes back to Python, which writes it.
 
-const ACTIONS = { s: "skip", a: "abstain" };
+const HELP = "a digit scores (past 9: digits, then Enter) · s skip · ← → (or p n) move";
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -15,6 +17,7 @@ function render({ model, el }) {
   root.tabIndex = 0;
   // JupyterLab must not read these keys as notebook shortcuts (1 = heading, a = insert cell ...).
   root.setAttribute("data-lm-suppress-shortcuts", "true");
+  const focus = element("div", "jk-focus");
   const header = element("div", "jk-header");
   const progress = element("span", "jk-progress");
   const done = element("span", "jk-done");
@@ -25,27 +28,39 @@ function render({ model, el }) {
   const note = element("textarea", "jk-note");
   note.placeholder = "Note (saved with the label; Esc to return to the keys)";
   note.rows = 2;
-  const help = element(
-    "div",
-    "jk-help",
-    "Keys: a digit scores (past 9: digits, then Enter) · s skip · a abstain · ← → (or p n) move",
-  );
-  const error = element("div", "jk-error");
-  root.append(header, scale, body, current, note, help, error);
+  const help = element("div", "jk-help");
+  const feedback = element("div", "jk-error");
+  feedback.setAttribute("role", "status");
+  root.append(focus, header, scale, body, current, note, help, feedback);
 
   let typed = ""; // digits typed so far on a scale that goes past 9
 
-  function item() {
-    return model.get("items")[model.get("position")];
+  function position() {
+    return model.get("position");
+  }
+
+  function say(text) {
+    feedback.textContent = text;
+  }
+
+  function showFocus() {
+    const inside = root.contains(document.activeElement);
+    root.classList.toggle("jk-unfocused", !inside);
+    focus.textContent = inside
+      ? "The labeller has the keyboard."
+      : "The labeller lost the keyboard: click here to go on labelling.";
   }
 
   function draw() {
     const items = model.get("items");
-    const position = model.get("position");
     const labelled = model.get("labelled");
-    progress.textContent = `Item ${position + 1} of ${items.length}`;
-    const count = items.filter((it) => labelled[it.id] !== undefined).length;
-    done.textContent = ` · ${count} of ${items.length} labelled by ${model.get("labeller")}`;
+    const statuses = Object.values(labelled).map((label) => label.status);
+    const count = statuses.filter((s) => s === "ok" || s === "abstain").length;
+    const skipped = statuses.filter((s) => s === "skip").length;
+    progress.textContent = `Item ${position() + 1} of ${items.length}`;
+    done.textContent =
+      ` · ${count} of ${items.length} labelled by ${model.get("labeller")}` +
+      (skipped ? ` · ${skipped} skipped (they come back)` : "");
     scale.replaceChildren(
       ...model.get("scale").map((anchor) => {
         const row = element("div", "jk-anchor");
@@ -58,27 +73,55 @@ function render({ model, el }) {
         return row;
       }),
     );
-    const shown = item();
     body.replaceChildren(
-      element("div", "jk-id", `ID ${shown.id}`),
-      ...shown.fields.flatMap((f) => [element("h4", "", f.title), element("p", "", f.text)]),
+      ...items[position()].fields.flatMap((f) => [
+        element("h4", "", f.title),
+        element("p", "", f.text),
+      ]),
     );
-    const label = labelled[shown.id];
-    current.textContent = label
-      ? `Your label: ${label.status === "ok" ? label.score : label.status}`
-      : "Not labelled yet";
+    const label = labelled[String(position())];
+    current.textContent = !label
+      ? "Not labelled yet"
+      : label.status === "ok"
+        ? `Your label: ${label.score}`
+        : label.status === "skip"
+          ? "Skipped: not a label, this item comes back"
+          : "You abstained on this item";
     note.value = label ? label.note : "";
-    error.textContent = model.get("error");
+    help.textContent = `Keys: ${HELP}${model.get("abstain") ? " · a abstain" : ""}`;
+    say(model.get("error"));
   }
 
   function move(step) {
     const last = model.get("items").length - 1;
-    model.set("position", Math.max(0, Math.min(last, model.get("position") + step)));
+    model.set("position", Math.max(0, Math.min(last, position() + step)));
     model.save_changes();
+    say("");
   }
 
   function send(status, score, advance = true) {
-    model.send({ kind: "label", item_id: item().id, status, score, note: note.value, advance });
+    say("saving ...");
+    model.send({ kind: "label", position: position(), status, score, note: note.value, advance });
+  }
+
+  function allowed() {
+    return model.get("scale").map((a) => a.score);
+  }
+
+  function digit(key) {
+    const scores = allowed();
+    if (Math.max(...scores) > 9) {
+      typed = (typed + key).slice(-2); // scales up to 10 and beyond: digits, then Enter
+      say(`typed ${typed}: Enter saves it`);
+    } else if (scores.includes(Number(key))) send("ok", Number(key));
+    else say(`${key} is not on the scale (${scores.join(", ")}): nothing saved`);
+  }
+
+  function enter() {
+    const score = Number(typed);
+    typed = "";
+    if (allowed().includes(score)) send("ok", score);
+    else say(`${score} is not on the scale (${allowed().join(", ")}): nothing saved`);
   }
 
   root.addEventListener("keydown", (event) => {
@@ -87,39 +130,43 @@ function render({ model, el }) {
       event.stopPropagation();
       return;
     }
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
-    const allowed = model.get("scale").map((a) => a.score);
+    if (event.ctrlKey || event.metaKey || event.altKey || event.key === "Tab") return;
     const key = event.key;
-    if (/^[0-9]$/.test(key) && Math.max(...allowed) > 9) {
-      typed = (typed + key).slice(-2); // scales up to 10 and beyond: digits, then Enter
-      error.textContent = `typed ${typed}: Enter saves it`;
-    } else if (key === "Enter" && typed !== "") {
-      const score = Number(typed);
-      typed = "";
-      if (allowed.includes(score)) send("ok", score);
-      else error.textContent = `${score} is not on the scale`;
-    } else if (/^[0-9]$/.test(key) && allowed.includes(Number(key))) send("ok", Number(key));
-    else if (key in ACTIONS) send(ACTIONS[key], null);
+    if (/^[0-9]$/.test(key)) digit(key);
+    else if (key === "Enter" && typed !== "") enter();
+    else if (key === "s") send("skip", null);
+    else if (key === "a" && model.get("abstain")) send("abstain", null);
+    else if (key === "a") say(`${model.get("rubric_name")} has no abstain value: score it, or skip (s)`);
     else if (key === "ArrowRight" || key === "n") move(1);
     else if (key === "ArrowLeft" || key === "p") move(-1);
-    else return;
+    else if (key.length === 1) say(`${key} is not a key of the labeller: ${HELP}`);
+    // Every other key stays here too: while the labeller has the focus, nothing reaches the page.
     event.preventDefault();
     event.stopPropagation();
   });
   // An edited note on an item already labelled is saved with that label, staying put.
   note.addEventListener("change", () => {
-    const label = model.get("labelled")[item().id];
+    const label = model.get("labelled")[String(position())];
     if (label) send(label.status, label.score, false);
   });
   root.addEventListener("click", (event) => {
     if (event.target !== note) root.focus();
   });
+  root.addEventListener("focusin", showFocus);
+  root.addEventListener("focusout", () => setTimeout(showFocus, 0));
 
   model.on("change:position", draw);
   model.on("change:labelled", draw);
   model.on("change:error", draw);
   el.append(root);
   draw();
+  // Take the keyboard when shown, so the first digit labels instead of editing the notebook.
+  const take = () => {
+    if (root.isConnected && !root.contains(document.activeElement)) root.focus();
+    showFocus();
+  };
+  requestAnimationFrame(take);
+  setTimeout(take, 400); // JupyterLab re-focuses its notebook when the cell's run ends
 }
 
 export default { render };

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judgekit.labels.planner import plan_kappa_halfwidth
+from judgekit.stats import plan_kappa_halfwidth
 from judgekit.types import UsageError
 
 
@@ -26,7 +26,7 @@ class LabellingPlan:
     Attributes:
         items: One row per chosen item: ``item_id, judge_score, stratum, reason`` (``reason``
             is ``disagreement`` or ``stratified``), in labelling order.
-        precision: :func:`~judgekit.labels.planner.plan_kappa_halfwidth` for a range of
+        precision: :func:`~judgekit.stats.plan_kappa_halfwidth` for a range of
             label counts including the chosen one.
     """
 
@@ -56,6 +56,41 @@ def _judge_view(judgments: pd.DataFrame, variant: str, run: int) -> tuple[pd.Ser
     return score, spread.reindex(score.index).fillna(0.0) > 0
 
 
+def _fill_balanced(
+    chosen: list[str],
+    reasons: dict[str, str],
+    queues: dict[str, list[str]],
+    group: pd.Series,
+    n: int,
+    rng: np.random.Generator,
+) -> None:
+    """Add items until ``n``, each to the group with the fewest so far (ties at random).
+
+    Within a group the score strata take turns, so each model's labels cover the scale.
+    """
+    strata: dict[str, list[str]] = {}
+    for name, members in queues.items():
+        if members:
+            strata.setdefault(str(group[members[0]]), []).append(name)
+    rotation = {g: [str(s) for s in rng.permutation(sorted(names))] for g, names in strata.items()}
+    counts = {g: sum(str(group[i]) == g for i in chosen) for g in rotation}
+    while len(chosen) < n:
+        open_groups = [g for g in sorted(rotation) if any(queues[s] for s in rotation[g])]
+        if not open_groups:
+            return
+        fewest = min(counts[g] for g in open_groups)
+        for g in rng.permutation([g for g in open_groups if counts[g] == fewest]):
+            if len(chosen) == n:
+                return
+            name = next(s for s in rotation[g] if queues[s])
+            rotation[g].remove(name)
+            rotation[g].append(name)
+            picked = queues[name].pop()
+            chosen.append(picked)
+            reasons[picked] = "stratified"
+            counts[g] += 1
+
+
 def select_for_labelling(
     judgments: pd.DataFrame,
     n: int,
@@ -67,6 +102,7 @@ def select_for_labelling(
     variant: str = "base",
     run: int = 1,
     expected_kappa: float = 0.8,
+    balance_groups: bool = False,
 ) -> LabellingPlan:
     """Pick ``n`` items for humans to label from one judge's final verdicts on one rubric.
 
@@ -81,6 +117,9 @@ def select_for_labelling(
         variant: The prompt variant whose score defines the strata.
         run: The run whose score defines the strata.
         expected_kappa: Agreement assumed by the precision planner.
+        balance_groups: Give every group (answering model) an equal share first, then cover
+            the scale within each group, so that each model gets enough labels for its own
+            corrected mean; otherwise every (score, group) stratum gets an equal share.
 
     Raises:
         UsageError: If ``n`` is not between 2 and the number of scored items.
@@ -100,6 +139,8 @@ def select_for_labelling(
         name: [str(i) for i in rng.permutation(members.index.to_numpy()) if str(i) not in reasons]
         for name, members in stratum.groupby(stratum)
     }
+    if balance_groups:
+        _fill_balanced(chosen, reasons, queues, group, n, rng)
     while len(chosen) < n:
         for name in rng.permutation(sorted(queues)):
             if queues[name] and len(chosen) < n:
@@ -120,3 +161,44 @@ def select_for_labelling(
         score.to_numpy(), levels, counts, expected_kappa=expected_kappa, seed=seed
     )
     return LabellingPlan(items=items, precision=precision)
+
+
+#: Fewest labels an answering model needs for its corrected mean to have an interval.
+MIN_LABELS_PER_GROUP = 5
+
+
+def default_label_count(
+    judge_scores: Sequence[float] | np.ndarray,
+    levels: Sequence[float],
+    n_groups: int,
+    *,
+    target_half_width: float = 0.2,
+    expected_kappa: float = 0.8,
+    seed: int = 0,
+) -> tuple[int, str]:
+    """How many items to label by default, and one line saying why.
+
+    The planner's smallest count (in steps of 5) whose predicted kappa half-width is at most
+    ``target_half_width``, raised to :data:`MIN_LABELS_PER_GROUP` per answering model, and
+    capped at the scored items.
+    """
+    available = len(judge_scores)
+    counts = list(range(10, max(available, 10) + 1, 5))
+    precision = plan_kappa_halfwidth(
+        np.asarray(judge_scores, float), levels, counts, expected_kappa=expected_kappa, seed=seed
+    )
+    good = precision[precision["half_width"] <= target_half_width]
+    planned = int(good["n"].min()) if not good.empty else available
+    per_model = MIN_LABELS_PER_GROUP * max(n_groups, 1)
+    n = min(available, max(planned, per_model))
+    reason = (
+        f"the planner's {planned} for a kappa interval of about ±{target_half_width:g}"
+        if not good.empty
+        else f"the kappa interval stays wider than ±{target_half_width:g} with every item"
+    )
+    if n_groups > 1:
+        reason += f", at least {MIN_LABELS_PER_GROUP} for each of {n_groups} answering models"
+    if n == available and not good.empty:
+        reason += f" (all {available} scored items)"
+    why = f"{n} labels: {reason}"
+    return max(n, min(2, available)), why

@@ -11,6 +11,7 @@ from judgekit.plots.agreement import (
     plot_score_distributions,
 )
 from judgekit.plots.bias import plot_self_bias
+from judgekit.plots.labels import plot_planner, plot_ppi_study
 from judgekit.plots.position import plot_batch_size, plot_position_effect
 from judgekit.plots.reliability import plot_consistency, plot_paraphrase_matrix
 from judgekit.plots.save import figure_name, save_figure
@@ -37,7 +38,9 @@ __all__ = [
     "plot_grouped_bars",
     "plot_kappa_forest",
     "plot_paraphrase_matrix",
+    "plot_planner",
     "plot_position_effect",
+    "plot_ppi_study",
     "plot_ranked_dots",
     "plot_score_distributions",
     "plot_self_bias",

@@ -9,16 +9,12 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from judgekit.data import require_columns as require_table_columns
+
 
 def require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    """Raise a one-line ``ValueError`` naming the missing columns of ``frame``."""
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(
-            f"{what}: missing column(s) {missing}; the frame has {list(frame.columns)}"
-        )
-    if frame.empty:
-        raise ValueError(f"{what}: the frame is empty, nothing to plot")
+    """:func:`judgekit.data.require_columns` for a figure: the columns, and at least one row."""
+    require_table_columns(frame, columns, what, rows=True)
 
 
 def ordered_levels(values: pd.Series, order: Sequence[object] | None = None) -> list[object]:

@@ -15,8 +15,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
-from judgekit.stats._bootstrap import t_ci, wilson_ci
-from judgekit.stats._prep import require_columns
+from judgekit.data import require_columns
+from judgekit.stats import t_ci, wilson_ci
 
 
 def _groups(

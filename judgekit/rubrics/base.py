@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgekit.formats import get_format, parse_reply
+from judgekit.formats import DEFAULT_MARKER, get_format, parse_marker, parse_reply
 from judgekit.rubrics.environment import environment, tidy
 from judgekit.types import (
     ChatReply,
@@ -43,7 +43,8 @@ class JinjaRubric:
         description: One-paragraph description of what the rubric measures.
         output_format: How the judge must answer (see :data:`judgekit.types.OutputFormat`).
         scale: Allowed scores and abstain values.
-        batched: Whether several items go in one request.
+        batched: Whether several items go in one request: the output format's fact
+            (:attr:`judgekit.formats.FormatSpec.batched`), never declared by the rubric.
         default_batch_size: Items per request when the caller does not choose (1 if single).
         input_columns: Canonical columns shown to the judge, in the order the prompt presents
             them (the ID is the ``<item id>`` attribute, not a column).
@@ -56,6 +57,8 @@ class JinjaRubric:
         seed: The rubric document this rubric restates.
         criteria: Weighted criteria (direct scoring only).
         prompt_file: The user's prompt file, for rubrics built by ``rubric_from_prompt_file``.
+        score_marker: How the prompt asks for the score (``"Rating: [[N]]"``, ``score_line``
+            only; ``None``: ``SCORE: N``); the reader reads that marker (``docs/parsing.md``).
         template_data: Data the templates render (anchors, examples, ...), from the folder's
             YAML files.
     """
@@ -66,7 +69,6 @@ class JinjaRubric:
         name: str,
         output_format: OutputFormat,
         scale: Scale,
-        batched: bool,
         default_batch_size: int,
         input_columns: Sequence[str],
         optional_columns: Sequence[str] = (),
@@ -79,16 +81,25 @@ class JinjaRubric:
         template_data: Mapping[str, Any] | None = None,
         prompt_text: str | None = None,
         prompt_file: Path | None = None,
+        score_marker: str | None = None,
     ) -> None:
         if (template_data is None) == (prompt_text is None):
             raise ValueError(f"rubric {name}: give exactly one of template_data and prompt_text")
         unknown_optional = sorted(set(optional_columns) - set(input_columns))
         if unknown_optional:
             raise ValueError(f"rubric {name}: optional columns {unknown_optional} not in inputs")
+        batched = get_format(output_format).batched
         if default_batch_size < 1 or (not batched and default_batch_size != 1):
             raise ValueError(f"rubric {name}: bad default batch size {default_batch_size}")
         if "base" not in variants:
             raise ValueError(f"rubric {name}: the variants must include 'base'")
+        if score_marker is not None and output_format != "score_line":
+            raise ValueError(
+                f"rubric {name}: score_marker is read by output_format score_line, not "
+                f"{output_format}"
+            )
+        self.marker = DEFAULT_MARKER if score_marker is None else parse_marker(score_marker)
+        self.score_marker = score_marker
         self.name = name
         self.output_format: OutputFormat = output_format
         self.scale = scale
@@ -130,6 +141,7 @@ class JinjaRubric:
             "reminder_template": get_format(self.output_format).templates[1],
             "scale": self.scale,
             "scale_values": ", ".join(str(v) for v in self.scale.allowed),
+            "score_marker": self.marker,
             "abstain_values": ", ".join(str(v) for v in self.scale.abstain),
             "batched": self.batched,
             "criteria": self.criteria,
@@ -263,4 +275,5 @@ class JinjaRubric:
             criteria=self.criteria,
             request=request,
             reply=reply,
+            score_marker=self.score_marker,
         )

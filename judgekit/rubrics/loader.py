@@ -20,7 +20,6 @@ _REQUIRED_KEYS = {
     "description",
     "seed",
     "output_format",
-    "batched",
     "default_batch_size",
     "tie_rule",
     "input_columns",
@@ -45,11 +44,23 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _scale_from_config(config: Mapping[str, Any], path: Path) -> Scale:
+    """``scale: {allowed: [...]}`` or ``{range: [low, high]}``, with ``abstain`` and ``step``.
+
+    ``step: 0.5`` also allows half points between the whole values; ``step: continuous``
+    allows any number from the lowest to the highest value.
+    """
     try:
         scale = config["scale"]
+        if "range" in scale:
+            low, high = (int(v) for v in scale["range"])
+            allowed = tuple(range(low, high + 1))
+        else:
+            allowed = tuple(int(v) for v in scale["allowed"])
+        step = scale.get("step")
         return Scale(
-            allowed=tuple(int(v) for v in scale["allowed"]),
+            allowed=allowed,
             abstain=tuple(int(v) for v in scale.get("abstain") or ()),
+            step=0.0 if step == "continuous" else None if step is None else float(step),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path}: bad 'scale' entry ({error})") from error
@@ -77,6 +88,9 @@ def load_rubric(name: str, **params: Any) -> JinjaRubric:
         raise ValueError(f"{path}: missing keys {missing}")
     if config["name"] != name:
         raise ValueError(f"{path}: 'name' is {config['name']!r}, expected {name!r}")
+    output_format = _output_format(config["output_format"], str(path))
+    if "batched" in config:
+        raise ValueError(_batched_is_the_formats(path, config["batched"], output_format))
     examples_path = folder / "examples.yaml"
     data: dict[str, Any] = {"anchors": [], "examples": [], "output_example": None}
     data.update(config.get("template_data") or {})
@@ -102,9 +116,8 @@ def load_rubric(name: str, **params: Any) -> JinjaRubric:
         name=name,
         description=str(config["description"]).strip(),
         seed=str(config["seed"]),
-        output_format=_output_format(config["output_format"], str(path)),
+        output_format=output_format,
         scale=scale,
-        batched=bool(config["batched"]),
         default_batch_size=int(params.get("default_batch_size", config["default_batch_size"])),
         input_columns=tuple(config["input_columns"]),
         optional_columns=tuple(config.get("optional_columns") or ()),
@@ -113,6 +126,16 @@ def load_rubric(name: str, **params: Any) -> JinjaRubric:
         label_column=str(params.get("label_column", config["label_column"])),
         criteria=criteria,
         template_data=data,
+        score_marker=config.get("score_marker"),
+    )
+
+
+def _batched_is_the_formats(path: Path, declared: object, output_format: OutputFormat) -> str:
+    """The one-line refusal of a ``batched`` key: whether a rubric batches is its format's fact."""
+    fact = "batched" if get_format(output_format).batched else "one item per reply"
+    return (
+        f"{path}: 'batched: {str(declared).lower()}' is not a rubric setting, the output format "
+        f"decides ({output_format!r} is {fact}); remove the line"
     )
 
 
@@ -128,7 +151,6 @@ def rubric_from_prompt_file(
     name: str,
     output_format: OutputFormat,
     scale: Scale,
-    batched: bool,
     input_columns: Sequence[str],
     optional_columns: Sequence[str] = (),
     default_batch_size: int | None = None,
@@ -136,13 +158,15 @@ def rubric_from_prompt_file(
     tie_rule: str = "lower",
     criteria: Sequence[CriterionLike] = (),
     description: str = "",
+    score_marker: str | None = None,
 ) -> JinjaRubric:
     """Build a rubric from the user's own prompt file (e.g. a study's master prompt).
 
     The file's text becomes the system message verbatim (it is not a template); the standard
     batch header and ``<item>`` blocks in ``input_columns`` order form the user message. With
     ``structured=True`` the shared description of the format's JSON form is appended to the
-    file's text. Only the ``"base"`` variant exists.
+    file's text. Only the ``"base"`` variant exists. ``score_marker`` (``"Rating: [[N]]"``)
+    says how the prompt asks for the score, so the reader reads that marker.
 
     Raises:
         ValueError: If the file is missing or empty, holds template placeholders (items are
@@ -176,8 +200,7 @@ def rubric_from_prompt_file(
         seed=str(prompt_path),
         output_format=spec.name,
         scale=common_scale(validated) if validated else scale,
-        batched=batched,
-        default_batch_size=default_batch_size or (60 if batched else 1),
+        default_batch_size=default_batch_size or (60 if spec.batched else 1),
         input_columns=tuple(input_columns),
         optional_columns=tuple(optional_columns),
         tie_rule=tie_rule,
@@ -185,4 +208,5 @@ def rubric_from_prompt_file(
         criteria=validated,
         prompt_text=text,
         prompt_file=prompt_path,
+        score_marker=score_marker,
     )

@@ -9,11 +9,13 @@ whole clusters when ``Columns.cluster`` is set.
 
 Modules by kind: estimators (:mod:`.agreement`, :mod:`.multirater`, :mod:`.correlation`,
 :mod:`.coverage`, :mod:`.consistency`, :mod:`.bias`, :mod:`.position`, :mod:`.run_summary`),
+human labels (:mod:`.ppi`: prediction-powered means; :mod:`.planner`: how many labels a kappa
+interval needs),
 tests and their families (:mod:`.significance`), and seed 004's validation protocol
 (:mod:`.protocol`).
 """
 
-from judgekit.stats._bootstrap import CI
+from judgekit.stats._bootstrap import CI, t_ci, wilson_ci
 from judgekit.stats._prep import Columns
 from judgekit.stats.agreement import (
     agreement_rates,
@@ -35,11 +37,13 @@ from judgekit.stats.consistency import (
 from judgekit.stats.correlation import correlation, correlation_from_pairs
 from judgekit.stats.coverage import Coverage, score_coverage
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
+from judgekit.stats.planner import observed_kappa_halfwidth, plan_kappa_halfwidth
 from judgekit.stats.position import (
     leniency_drift_verdict,
     position_effects,
     position_profile,
 )
+from judgekit.stats.ppi import corrected_means, coverage_summary, ppi_coverage
 from judgekit.stats.protocol import human_agreement, seed004_report
 from judgekit.stats.run_summary import batch_run_summary
 from judgekit.stats.status import status_summary
@@ -55,8 +59,10 @@ __all__ = [
     "cohen_kappa",
     "confusion_table",
     "confusion_wide",
+    "corrected_means",
     "correlation",
     "correlation_from_pairs",
+    "coverage_summary",
     "disagreement_weights",
     "fleiss_kappa",
     "gwet_ac",
@@ -66,13 +72,18 @@ __all__ = [
     "krippendorff_alpha",
     "length_bias",
     "leniency_drift_verdict",
+    "observed_kappa_halfwidth",
     "pairwise_kappa",
     "paraphrase_sensitivity",
+    "plan_kappa_halfwidth",
     "position_effects",
     "position_profile",
+    "ppi_coverage",
     "run_consistency",
     "score_coverage",
     "seed004_report",
     "self_preference",
     "status_summary",
+    "t_ci",
+    "wilson_ci",
 ]

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from judgekit.data import require_columns
 from judgekit.types import Scale, Status, UsageError
 
 FloatArray = npt.NDArray[np.float64]
@@ -63,13 +64,6 @@ class Columns:
 
 
 DEFAULT_COLUMNS = Columns()
-
-
-def require_columns(df: pd.DataFrame, columns: Iterable[str], what: str = "input table") -> None:
-    """Raise a one-line ``ValueError`` naming every required column that ``df`` lacks."""
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what}: missing column(s) {missing}; present: {list(df.columns)}")
 
 
 def scale_values(scale: ScaleLike, observed: Iterable[float]) -> tuple[float, ...]:

@@ -1,4 +1,4 @@
-"""The ``judgekit`` command line: judge, report, rubrics, serve-local, simulate, demo, paper, bench.
+"""The ``judgekit`` command line: judge, label, report, rubrics, serve-local, simulate, and more.
 
 Each command is a thin wrapper around a function named in its help text. Heavy imports happen
 inside the commands so that ``judgekit -h`` stays fast. Every mistake the user can fix ends the
@@ -220,6 +220,26 @@ def report(
     from judgekit.workflows.report import run_report
 
     run_report(study)
+
+
+@app.command()
+def label(
+    study: Annotated[Path, typer.Argument(help="Study folder written by `judgekit judge`.")],
+    labeller: Annotated[str, typer.Option(help="Your name (each labeller's labels apart).")],
+    n: Annotated[
+        int | None, typer.Option(help="Items to label (first call; default: from the planner).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sample and its order.")] = 0,
+    show_model: Annotated[
+        bool, typer.Option(help="Show which model wrote each answer (unblinds the labeller).")
+    ] = False,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (default: free).")] = 0,
+    browser: Annotated[bool, typer.Option(help="Open the page in the browser.")] = True,
+) -> None:
+    """Label the study's items blind on a page of its own; the same command resumes."""
+    from judgekit.workflows.label import LabelOptions, run_label
+
+    run_label(study, LabelOptions(labeller, n, seed, show_model, port, browser))
 
 
 @app.command("serve-local")

@@ -34,15 +34,7 @@ JUDGE_MODEL_ENV = "JUDGEKIT_JUDGE_MODEL"
 #: Environment variables whose presence means "a remote endpoint is configured".
 REMOTE_ENV_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
 #: The local server answers one request at a time; long batches queue behind each other.
-#: The local server needs no key; an explicit placeholder keeps the client from falling back to
-#: ``OPENAI_API_KEY`` and sending a real key to a local process.
-LOCAL_API_KEY = "local-no-key"
-LOCAL_CLIENT_DEFAULTS: dict[str, Any] = {
-    "max_concurrency": 1,
-    "timeout_s": 900.0,
-    "max_retries": 2,
-    "api_key": LOCAL_API_KEY,
-}
+LOCAL_CLIENT_DEFAULTS: dict[str, Any] = {"max_concurrency": 1, "timeout_s": 900.0, "max_retries": 2}
 
 
 @dataclass(frozen=True)
@@ -89,13 +81,16 @@ class EndpointOptions:
 def check_endpoint(endpoint: EndpointOptions, *, key_checked: bool = False) -> None:
     """Refuse endpoint settings that cannot work, before any server starts or call is made.
 
+    The base URL and the key are resolved as the client resolves them
+    (:func:`judgekit.engine.resolve_base_url`, :func:`judgekit.engine.resolve_api_key`).
+
     ``key_checked``: the caller found the key in a variable of its own (a panel judge's
     ``api_key_env``), so the preset's variable is not required.
 
     Raises:
         UsageError: One line naming the option or environment variable to fix.
     """
-    from judgekit.engine import get_provider
+    from judgekit.engine import get_provider, resolve_api_key, resolve_base_url
 
     positive = {
         "--max-concurrency": endpoint.max_concurrency,
@@ -114,32 +109,24 @@ def check_endpoint(endpoint: EndpointOptions, *, key_checked: bool = False) -> N
         raise UsageError(f"--provider: {error}") from None
     if not endpoint.remote:
         return
-    url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or preset.base_url or ""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        source = "--base-url" if endpoint.base_url else "OPENAI_BASE_URL"
-        raise UsageError(f"{source} {url!r} is not an http(s) URL such as http://host:8000/v1")
+    url = resolve_base_url(preset, endpoint.base_url)
     if not (endpoint.model or os.environ.get(JUDGE_MODEL_ENV)):
         raise UsageError(f"no judge model: pass --model NAME (or set {JUDGE_MODEL_ENV})")
-    names = dict.fromkeys((preset.api_key_env, "OPENAI_API_KEY"))
-    if preset.key_required and not key_checked and not any(os.environ.get(n) for n in names):
-        keyless = "; for a keyless local server pass --provider vllm, ollama or llamacpp"
-        raise UsageError(
-            f"no API key for {url}: set {' or '.join(names)}"
-            + (keyless if endpoint.base_url else "")
-        )
+    if not key_checked:
+        resolve_api_key(preset, None, url)
 
 
 def probe_endpoint(endpoint: EndpointOptions) -> None:
     """Open (and close) a TCP connection to the remote endpoint: fail in one line, not later.
 
+    The URL is the one the client will use (:func:`judgekit.engine.resolve_base_url`).
+
     Raises:
         UsageError: When the host cannot be resolved or does not accept connections.
     """
-    from judgekit.engine import get_provider
+    from judgekit.engine import get_provider, resolve_base_url
 
-    preset = get_provider(endpoint.provider)
-    url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL") or preset.base_url or ""
+    url = resolve_base_url(get_provider(endpoint.provider), endpoint.base_url)
     parts = urllib.parse.urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
@@ -153,7 +140,7 @@ def probe_endpoint(endpoint: EndpointOptions) -> None:
 
 def planning_client(endpoint: EndpointOptions) -> Any:
     """A client to render requests with, never called and starting no server (dry runs)."""
-    from judgekit.engine import OpenAIJudge, get_provider
+    from judgekit.engine import PLACEHOLDER_KEY, OpenAIJudge, get_provider
 
     if endpoint.remote:
         name = endpoint.model or os.environ.get(JUDGE_MODEL_ENV) or ""
@@ -165,7 +152,7 @@ def planning_client(endpoint: EndpointOptions) -> Any:
         )
     preset = replace(get_provider("llamacpp"), base_url="http://127.0.0.1/v1 (not started)")
     return OpenAIJudge(
-        DEFAULT_MODEL_ALIAS, base_url=preset.base_url, preset=preset, api_key=LOCAL_API_KEY
+        DEFAULT_MODEL_ALIAS, base_url=preset.base_url, preset=preset, api_key=PLACEHOLDER_KEY
     )
 
 
@@ -191,7 +178,7 @@ def local_judge_client(server: LocalJudgeServer, **client_options: Any) -> Any:
         server: A started :class:`LocalJudgeServer`.
         **client_options: ``OpenAIJudge`` keywords overriding :data:`LOCAL_CLIENT_DEFAULTS`.
     """
-    from judgekit.engine import OpenAIJudge, get_provider
+    from judgekit.engine import PLACEHOLDER_KEY, OpenAIJudge, get_provider
 
     preset = replace(
         get_provider("llamacpp"),
@@ -200,7 +187,13 @@ def local_judge_client(server: LocalJudgeServer, **client_options: Any) -> Any:
         notes="judgekit's local llama-cpp-python server (judgekit.local).",
     )
     # The server gets a free port each time; its identity in the store's keys is the local judge.
-    options = {"endpoint": "judgekit-local", **LOCAL_CLIENT_DEFAULTS, **client_options}
+    # It is judgekit's own process: the placeholder, never a key of the user's llama.cpp server.
+    options = {
+        "endpoint": "judgekit-local",
+        "api_key": PLACEHOLDER_KEY,
+        **LOCAL_CLIENT_DEFAULTS,
+        **client_options,
+    }
     return OpenAIJudge(server.model_alias, base_url=server.base_url, preset=preset, **options)
 
 

@@ -10,6 +10,7 @@ A study folder holds::
     judgments.csv         the same, comma-separated UTF-8 (data.frames convention)
     human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
     labels.csv            long human labels written by the labelling tool (optional)
+    labelling_plan.csv    the items to label, with strata and judge scores (not for the labeller)
     scores/               one seed-style ID,score file per (rubric, variant, judge, run) + status
                           sidecar
     responses.sqlite      the response store: every paid reply, replayed on a rerun
@@ -67,6 +68,7 @@ class StudyFolder:
     judgments_csv = _InFolder("judgments.csv")
     human_labels = _InFolder("human_labels.parquet")
     long_labels = _InFolder("labels.csv")  # written by the labelling tool
+    labelling_plan = _InFolder("labelling_plan.csv")  # what to label (the labeller never sees it)
     scores = _InFolder("scores")
     store = _InFolder("responses.sqlite")
     report = _InFolder("report")
@@ -190,7 +192,8 @@ def human_labels(
     answer_model_column: str = CONTEXT_SOURCES["answer_model"],
 ) -> pd.DataFrame:
     """The human labels the items carry (``item_id, rubric, answer_model, score``)."""
-    return labels_from_items(items, rubric, answer_model_column, label_column)
+    column = label_column or rubric.label_column
+    return labels_from_items(items, rubric.name, answer_model_column, column)
 
 
 def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:

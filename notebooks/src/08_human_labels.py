@@ -44,24 +44,21 @@ from judgekit.data import read_table, write_table
 from judgekit.labels import (
     calibration_record,
     consensus,
-    corrected_means,
-    coverage_summary,
     describe_calibration,
     disagreements,
     inter_human_agreement,
     labels_from_column,
-    ppi_coverage,
     read_labels_table,
     rubric_version,
     select_for_labelling,
     write_calibration,
     write_labels_table,
 )
-from judgekit.labels.figures import plot_planner, plot_ppi_study
 from judgekit.labels.widget import LabelWidget
+from judgekit.plots import plot_planner, plot_ppi_study
 from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
-from judgekit.stats import CI
+from judgekit.stats import CI, corrected_means, coverage_summary, ppi_coverage
 from judgekit.stats.agreement import cohen_kappa
 from judgekit.types import UsageError
 from judgekit.workflows.study import figure_notes, open_report

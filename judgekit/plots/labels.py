@@ -22,9 +22,9 @@ def plot_ppi_study(
     """Left: one subsample's three intervals per group beside the truth; right: coverage.
 
     Args:
-        intervals: One subsample of :func:`~judgekit.labels.correct.ppi_coverage` (one judge):
+        intervals: One subsample of :func:`~judgekit.stats.ppi_coverage` (one judge):
             ``group, estimator, estimate, ci_low, ci_high, truth``.
-        coverage: :func:`~judgekit.labels.correct.coverage_summary` rows of the PPI estimator
+        coverage: :func:`~judgekit.stats.coverage_summary` rows of the PPI estimator
             with a ``judge`` column: ``judge, group, coverage``.
         group: The group column (answering model).
     """

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import ppi_py
 from scipy import stats
 
 #: Estimators in the order the output lists them.
@@ -58,6 +57,8 @@ def ppi_mean(
     When every label is the same, power tuning falls back to the labels alone and the interval
     has zero width: it is NaN instead.
     """
+    import ppi_py  # on first use: it is slow to import and only PPI needs it
+
     estimate = ppi_py.ppi_mean_pointestimate(human, judge_labelled, judge_unlabelled)
     low, high = ppi_py.ppi_mean_ci(human, judge_labelled, judge_unlabelled, alpha=1.0 - level)
     return (_scalar(estimate), *_widened(low, high, _t_over_z(len(human), level)))
