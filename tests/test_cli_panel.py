@@ -123,7 +123,9 @@ def test_a_panel_judges_once_then_replays_and_adding_a_judge_pays_only_for_it(
     assert judge(items, study, *accuracy) == 0  # the same panel again: nothing is paid
     assert calls(servers) == {"a": 3, "b": 3, "c": 3, "d": 0}
     again = capsys.readouterr().err
-    assert "already in the study, replayed from its store (not paid again): " in again
+    assert (
+        "already in the study, judged again (what the store holds is replayed, not paid): " in again
+    )
     assert again.count("calls made 0, replayed 3") == 3
 
     d = f"d=simulator:judge-d@{servers['d'].base_url}"
@@ -319,3 +321,18 @@ def test_the_riddles_v1_map_puts_the_pilots_accuracy_labels_on_the_study_scale(
     assert off_scale_labels(mapped.assign(Human_Accuracy=numbers)).empty
     assert mapped.loc[mapped["ID"] == "Q041-A", "Human_Accuracy"].item() == ""
     assert parse_label_map("riddles-v1", "Human_Reasoning") == {}  # on its scale already
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_first_run_cut_short_resumes_in_its_folder_without_paying_again(
+    tmp_path: Path, items: Path, servers: dict[str, SimulatorHandle]
+) -> None:
+    study = tmp_path / "study"
+    d = ["--rubric", "riddle_accuracy", "--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
+    assert judge(items, study, *d) == 0
+    for path in sorted(study.rglob("*"), reverse=True):  # as if killed before the outputs
+        if path.name != "responses.sqlite":
+            path.rmdir() if path.is_dir() else path.unlink()
+    assert judge(items, study, *d) == 0
+    assert len(servers["d"].requests) == 3  # the replies the first run paid for, replayed
+    assert (study / "study.json").is_file()

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,13 @@ from judgekit.workflows.study import StudyFolder
 LAYOUT = 2
 #: What identifies one judged combination of a study.
 COMBINATION = ("rubric", "variant", JUDGE_COLUMN, "run")
+#: What a first run leaves in its study before its outputs are written (e.g. when interrupted).
+UNFINISHED = (
+    "responses.sqlite",
+    "responses.sqlite-*",
+    "responses.sqlite.lock",
+    "llama-server-*.log",
+)
 #: Files a command rewrites; each must be one judgekit wrote (its hash in ``study.json``).
 REWRITTEN = ("items.csv", "judgments.parquet", "judgments.csv", "human_labels.parquet")
 
@@ -51,13 +59,18 @@ def _listing(names: Sequence[str]) -> str:
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
-    """The study's ``study.json``, or ``None`` for a new or empty folder.
+    """The study's ``study.json``, or ``None`` for a new folder.
+
+    A folder holding only what an interrupted first run leaves (the store, its companions, the
+    local server's log) is a new study: the run resumes there without paying twice.
 
     Raises:
         UsageError: For a folder holding files judgekit did not write (named), or a
             ``study.json`` that is not judgekit's.
     """
-    if not root.exists() or not any(root.iterdir()):
+    if not root.exists():
+        return None
+    if all(any(fnmatch(p.name, own) for own in UNFINISHED) for p in root.iterdir()):
         return None
     folder = StudyFolder(root)
     manifest: Any = None

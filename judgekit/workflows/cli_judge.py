@@ -215,7 +215,8 @@ def describe_inputs(prepared: Prepared, err: TextIO) -> None:
     again = already_judged(prepared)
     if again:
         print(
-            f"already in the study, replayed from its store (not paid again): {', '.join(again)}",
+            "already in the study, judged again (what the store holds is replayed, not paid): "
+            + ", ".join(again),
             file=err,
         )
 
