@@ -7,6 +7,7 @@ provider" is checked where the key arrives. Calls are counted at the servers too
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -18,6 +19,7 @@ import pytest
 from judgekit.simulator import SimulatorConfig, SimulatorHandle, run_simulator
 from judgekit.workflows.cli import main
 from judgekit.workflows.label_map import apply_label_map, parse_label_map
+from judgekit.workflows.verify import verify_bundle
 
 IDS = ["r1", "r2", "r3", "r4", "r5", "r6"]
 HUMAN = [5, 0, 3, 5, 0, 3]
@@ -147,9 +149,11 @@ def test_a_panel_judges_once_then_replays_and_adding_a_judge_pays_only_for_it(
     assert manifest["judges"][0]["base_url"] == servers["a"].base_url
     assert [len(c["judges"]) for c in manifest["commands"]] == [3, 3, 1]
     assert "--panel" in manifest["commands"][0]["command"]
-    assert [(e["judge"], e["command"]) for e in manifest["judged"]] == [
-        ("a", 2), ("b", 2), ("c", 2), ("d", 3)
-    ]  # fmt: skip
+    judged = [(e["judge"], [c["command"] for c in e["combinations"]]) for e in manifest["judged"]]
+    assert judged == [("a", [2]), ("b", [2]), ("c", [2]), ("d", [3])]  # the last to judge each
+    assert [e["settings"]["client"]["model"] for e in manifest["judged"]] == [
+        f"judge-{n}" for n in "abcd"
+    ]
     for path in study.rglob("*"):  # no key anywhere in the study
         if path.is_file():
             data = path.read_bytes()
@@ -187,7 +191,16 @@ def test_a_second_rubric_and_variant_are_added_to_the_study_never_replacing_it(
     assert labels["rubric"].unique().tolist() == ["riddle_accuracy"] and len(labels) == 6
     manifest = json.loads((study / "study.json").read_text(encoding="utf-8"))
     assert manifest["rubrics"] == ["riddle_accuracy", "riddle_reasoning"]
-    assert len(manifest["judged"]) == 4 and len(manifest["commands"]) == 3
+    assert len(manifest["commands"]) == 3
+    accuracy, reasoning = manifest["judged"]
+    assert [(c["variant"], c["command"]) for c in accuracy["combinations"]] == [
+        ("base", 1), ("paraphrase_1", 2)
+    ]  # fmt: skip
+    assert accuracy["settings"]["options"]["variants"] == ["base", "paraphrase_1"]
+    assert reasoning["rubric"] == "riddle_reasoning" and len(reasoning["combinations"]) == 2
+    bundle = tmp_path / "study.zip"  # the accumulated study replays offline, judge by judge
+    assert main(["export", str(study), "-o", str(bundle)]) == 0
+    assert verify_bundle(bundle, io.StringIO()).problems == []
     assert len(pd.read_csv(study / "items.csv")) == len(IDS)
 
 

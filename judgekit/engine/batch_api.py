@@ -99,7 +99,7 @@ class _CollectingSession(JudgeSession):
         if stored is not None and (
             stored.reply is not None or request_hash in self.collector.give_up
         ):
-            return CallOutcome.replay(stored)
+            return CallOutcome.replay(stored, key.request)
         self.collector.pending.setdefault(request_hash, PendingRequest(key, self.batch_index))
         return CallOutcome(request_hash, None, "deferred to the Batch API", replayed=False)
 

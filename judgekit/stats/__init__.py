@@ -9,6 +9,8 @@ whole clusters when ``Columns.cluster`` is set.
 
 Modules by kind: estimators (:mod:`.agreement`, :mod:`.multirater`, :mod:`.correlation`,
 :mod:`.coverage`, :mod:`.consistency`, :mod:`.bias`, :mod:`.position`, :mod:`.run_summary`),
+judge panels (:mod:`.panel`, :mod:`.jury`, :mod:`.jury_models`, :mod:`.jury_compare`,
+:mod:`.bias_panel`),
 human labels (:mod:`.ppi`: prediction-powered means; :mod:`.planner`: how many labels a kappa
 interval needs),
 tests and their families (:mod:`.significance`), and seed 004's validation protocol
@@ -28,6 +30,7 @@ from judgekit.stats.agreement import (
     pairwise_kappa,
 )
 from judgekit.stats.bias import length_bias, self_preference
+from judgekit.stats.bias_panel import panel_self_preference
 from judgekit.stats.consistency import (
     ParaphraseSensitivity,
     RunConsistency,
@@ -36,7 +39,11 @@ from judgekit.stats.consistency import (
 )
 from judgekit.stats.correlation import correlation, correlation_from_pairs
 from judgekit.stats.coverage import Coverage, score_coverage
+from judgekit.stats.jury import jury_scores, with_juries
+from judgekit.stats.jury_compare import jury_vs_best, panel_subsets
+from judgekit.stats.jury_models import cross_fitted_weights, dawid_skene
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
+from judgekit.stats.panel import error_correlation, panel_agreement, versus_human
 from judgekit.stats.planner import observed_kappa_halfwidth, plan_kappa_halfwidth
 from judgekit.stats.position import (
     leniency_drift_verdict,
@@ -63,10 +70,15 @@ __all__ = [
     "correlation",
     "correlation_from_pairs",
     "coverage_summary",
+    "cross_fitted_weights",
+    "dawid_skene",
     "disagreement_weights",
+    "error_correlation",
     "fleiss_kappa",
     "gwet_ac",
     "human_agreement",
+    "jury_scores",
+    "jury_vs_best",
     "kappa_from_pairs",
     "kappa_matrix",
     "krippendorff_alpha",
@@ -74,6 +86,9 @@ __all__ = [
     "leniency_drift_verdict",
     "observed_kappa_halfwidth",
     "pairwise_kappa",
+    "panel_agreement",
+    "panel_self_preference",
+    "panel_subsets",
     "paraphrase_sensitivity",
     "plan_kappa_halfwidth",
     "position_effects",
@@ -85,5 +100,7 @@ __all__ = [
     "self_preference",
     "status_summary",
     "t_ci",
+    "versus_human",
     "wilson_ci",
+    "with_juries",
 ]

@@ -209,12 +209,13 @@ def write_study(
     labels: pd.DataFrame,
     judges: Sequence[Mapping[str, Any]],
     record: CommandRecord,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[tuple]:
     """Add one command's work to the study folder; return the combinations judged again.
 
     Writes ``items.csv``, the judgments (Parquet and CSV), ``human_labels.parquet``, one
     ``scores/`` file per combination (stale ones that judgekit wrote are removed) and
-    ``study.json``.
+    ``study.json``; ``settings`` holds each judge's replay record by label.
     """
     folder = StudyFolder(root)
     root.mkdir(parents=True, exist_ok=True)
@@ -240,23 +241,16 @@ def write_study(
             written[path.relative_to(root).as_posix()] = _sha256(path)
     _remove_stale_scores(root, previous, written)
     commands = [*previous.get("commands", []), _command_entry(record, judgments)]
-    number = len(commands)
-    judged = {_combination(entry): entry for entry in previous.get("judged", [])}
-    counts = judgments.groupby(list(COMBINATION), sort=False)["item_id"].nunique()
-    for values, n_items in counts.items():
-        entry = dict(zip(COMBINATION, values, strict=True))  # type: ignore[call-overload]
-        judged[_combination(entry)] = {
-            **_as_entry(_combination(entry)), "items": int(n_items), "command": number
-        }  # fmt: skip
     by_label = {j["label"]: j for j in previous.get("judges", [])}
     by_label.update({j["label"]: dict(j) for j in judges})
+    judged = _judged(previous.get("judged", []), judgments, len(commands), settings or {})
     new_manifest = {
         "judgekit": __version__,
         "layout": LAYOUT,
         "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "judges": list(by_label.values()),
-        "rubrics": sorted({str(k[0]) for k in judged}),
-        "judged": [judged[key] for key in sorted(judged)],
+        "rubrics": sorted({entry["rubric"] for entry in judged}),
+        "judged": judged,
         "commands": commands,
         "files": dict(sorted(written.items())),
     }
@@ -264,17 +258,38 @@ def write_study(
     return rejudged
 
 
-def _combination(entry: Mapping[str, Any]) -> tuple[str, str, str, int]:
-    return (
-        str(entry["rubric"]),
-        str(entry["variant"]),
-        str(entry[JUDGE_COLUMN]),
-        int(entry["run"]),
-    )
+def _judged(
+    previous: Sequence[Mapping[str, Any]],
+    judgments: pd.DataFrame,
+    command: int,
+    settings: Mapping[str, Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """``study.json``'s ``judged``: one entry per (rubric, judge), with its combinations.
 
-
-def _as_entry(key: tuple[str, str, str, int]) -> dict[str, Any]:
-    return dict(zip(COMBINATION, key, strict=True))
+    Each entry lists every (variant, run) with its item count and the command that judged it
+    last, and ``settings``: the engine options and client facts that replay the judge's
+    requests (:func:`judgekit.workflows.replay.judging_record`, from its latest command, with
+    the variants and runs widened to all it judged).
+    """
+    entries = {(str(e["rubric"]), str(e[JUDGE_COLUMN])): dict(e) for e in previous}
+    counts = judgments.groupby(list(COMBINATION), sort=False)["item_id"].nunique()
+    for key, n_items in counts.items():
+        rubric, variant, judge, run = (str(part) for part in key)  # type: ignore[attr-defined]
+        entry = entries.setdefault((str(rubric), str(judge)), {"combinations": []})
+        entry.update({"rubric": str(rubric), JUDGE_COLUMN: str(judge)})
+        combos = {(c["variant"], int(c["run"])): c for c in entry["combinations"]}
+        combos[(str(variant), int(run))] = {
+            "variant": str(variant), "run": int(run), "items": int(n_items), "command": command
+        }  # fmt: skip
+        entry["combinations"] = [combos[key] for key in sorted(combos)]
+        if str(judge) in settings:
+            entry["settings"] = json.loads(json.dumps(settings[str(judge)], default=str))
+    for entry in entries.values():
+        if "settings" in entry:
+            variants = list(dict.fromkeys(c["variant"] for c in entry["combinations"]))
+            runs = max(int(c["run"]) for c in entry["combinations"])
+            entry["settings"]["options"].update(variants=variants, runs=runs)
+    return [entries[key] for key in sorted(entries)]
 
 
 def _command_entry(record: CommandRecord, judgments: pd.DataFrame) -> dict[str, Any]:

@@ -43,6 +43,7 @@ BENCHMARKS: Mapping[str, bool] = {
     "stats": True,
     "coverage": True,
     "batch_size": True,
+    "real_replies": True,
     "local": True,  # last: the slowest, and the most sensitive to other load on the machine
     "throughput_full": True,
 }

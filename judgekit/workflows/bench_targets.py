@@ -57,6 +57,16 @@ def _tokens(rubric: str) -> Callable[[Mapping[str, Any]], tuple[bool, str] | Non
     return check
 
 
+def _real_replies(m: Mapping[str, Any]) -> tuple[bool, str] | None:
+    if not m.get("available"):
+        return None
+    return (
+        m["invented"] == 0 and m["min_share_100"] >= 0.99,
+        f"{m['invented']} invented; lowest share read {m['min_share_100']:.1%} "
+        f"({m['replies']} replies, {len(m['families'])} families)",
+    )
+
+
 def _coverage(m: Mapping[str, Any]) -> tuple[bool, str]:
     cluster = m["coverage_cluster"]
     naive = max(m["coverage_item_bootstrap"], m["coverage_analytic"])
@@ -151,5 +161,11 @@ TARGETS: tuple[Target, ...] = (
             f"{m['kill_stored_rerequested']} stored replies re-requested, "
             f"{m['kill_in_flight_repeats']} in-flight requests paid twice",
         ),
+    ),
+    Target(
+        "real_replies",
+        "Real judge replies (public repositories): 0 invented, ≥ 99 % of unambiguous ones read "
+        "for every judge family with 100+",
+        _real_replies,
     ),
 )

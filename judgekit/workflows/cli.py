@@ -102,6 +102,10 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     tpm: Annotated[float | None, typer.Option(help="Tokens per minute budget.")] = None,
     timeout: Annotated[float | None, typer.Option(help="Seconds per HTTP attempt.")] = None,
     max_retries: Annotated[int | None, typer.Option(help="Retries of a failed call.")] = None,
+    endpoint_name: Annotated[
+        str | None,
+        typer.Option(help="Name the endpoint in the store (replay when its URL or port moves)."),
+    ] = None,
     max_reasks: Annotated[int, typer.Option(help="Re-asks of unusable rows.")] = 2,
     max_unscored: Annotated[
         int, typer.Option(help="Rows allowed without a score from an unusable reply.")
@@ -133,7 +137,7 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     from judgekit.workflows.clients import EndpointOptions
 
     endpoint = EndpointOptions(
-        model, base_url, provider, max_concurrency, rpm, tpm, timeout, max_retries
+        model, base_url, provider, max_concurrency, rpm, tpm, timeout, max_retries, endpoint_name
     )
     judging = JudgeOptions(
         runs=runs,
@@ -215,11 +219,80 @@ def rubrics_show(
 @app.command()
 def report(
     study: Annotated[Path, typer.Argument(help="Study folder written by `judgekit judge`.")],
+    html: Annotated[
+        bool, typer.Option("--html", help="Also write report/report.html (no Jupyter needed).")
+    ] = False,
 ) -> None:
     """Run the analysis notebooks on a study folder; print where they and the figures are."""
     from judgekit.workflows.report import run_report
 
     run_report(study)
+    if html:
+        from judgekit.workflows.html_report import write_html_report
+
+        typer.echo(f"html report: {write_html_report(study)}", err=True)
+
+
+@app.command("export")
+def export_(
+    study: Annotated[Path, typer.Argument(help="Study folder to pack.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Bundle to write (.zip, or a new folder).")
+    ],
+) -> None:
+    """Pack a study (items, settings, prompts, store, labels, report) with a sha256 manifest."""
+    from judgekit.workflows.bundle import export_study
+
+    typer.echo(f"bundle written: {export_study(study, output)}")
+
+
+@app.command()
+def verify(
+    bundle: Annotated[Path, typer.Argument(help="Bundle (.zip or folder) from `judgekit export`.")],
+    html: Annotated[
+        Path | None, typer.Option(help="Also write the re-executed report as HTML here.")
+    ] = None,
+) -> None:
+    """Re-run a bundled study offline (0 calls) and compare every table with the bundle's."""
+    from judgekit.workflows.errors import RunFailed
+    from judgekit.workflows.verify import verify_bundle
+
+    result = verify_bundle(bundle, sys.stderr, html)
+    for line in result.checked:
+        typer.echo(f"checked: {line}")
+    for line in result.library_changes:
+        typer.echo(f"library version differs: {line}")
+    for line in result.problems:
+        typer.echo(f"DIFFERS: {line}")
+    if not result.ok:
+        raise RunFailed(
+            f"{bundle}: {len(result.problems)} difference(s); first: {result.problems[0]}"
+        )
+    typer.echo(f"{bundle}: verified, every check passed")
+
+
+@app.command()
+def compare(
+    baseline: Annotated[Path, typer.Argument(help="Folder of baseline tables (*.csv).")],
+    run: Annotated[Path, typer.Argument(help="Run folder holding the fresh tables.")],
+    rtol: Annotated[float, typer.Option(help="Relative tolerance for numbers.")] = 1e-6,
+    atol: Annotated[float, typer.Option(help="Absolute tolerance for numbers.")] = 1e-9,
+) -> None:
+    """Compare a run's tables with a baseline's (numbers within a tolerance, clocks skipped)."""
+    from judgekit.data.compare import Tolerance, compare_folders, differing_tables
+    from judgekit.workflows.errors import RunFailed
+
+    for folder in (baseline, run):
+        if not folder.is_dir():
+            raise UsageError(f"{folder} is not a folder")
+    count, problems = compare_folders(baseline, run, Tolerance(rtol=rtol, atol=atol))
+    if count == 0:
+        raise UsageError(f"no *.csv under {baseline}")
+    for problem in problems:
+        typer.echo(problem)
+    typer.echo(f"{count - len(differing_tables(problems))} of {count} tables match {baseline}")
+    if problems:
+        raise RunFailed(f"{len(differing_tables(problems))} table(s) differ from {baseline}")
 
 
 @app.command()
@@ -329,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         JudgeCallError,
         MissingAPIKeyError,
         OfflineStoreMissError,
+        StoreWriteError,
     )
     from judgekit.local import LocalJudgeUnavailable, LocalServerError
     from judgekit.workflows.errors import RunFailed
@@ -356,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         RunFailed,
         JudgeCallError,  # a failure that ends the whole run (bad key, unknown model)
         OfflineStoreMissError,
+        StoreWriteError,  # a full disk under the store: what was stored is kept
         LocalJudgeUnavailable,
         LocalServerError,
     ) as error:

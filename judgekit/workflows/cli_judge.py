@@ -21,13 +21,12 @@ import pandas as pd
 
 from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv, write_table
 from judgekit.data.tidy import LABEL_COLUMNS
-from judgekit.engine import JudgeOptions, preview
+from judgekit.engine import JudgeOptions, ResponseStore, preview
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
 from judgekit.rubrics import load_rubric
 from judgekit.types import Item, Rubric, UsageError
 from judgekit.workflows.accumulate import (
-    COMBINATION,
     CommandRecord,
     check_rewritable,
     merged_items,
@@ -49,7 +48,11 @@ from judgekit.workflows.panel import (
     probe_panel,
 )
 from judgekit.workflows.panel_summary import summarise_judge
+from judgekit.workflows.replay import judging_record
 from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
+
+#: The side files SQLite keeps beside a store in WAL mode.
+WAL_FILES = ("-wal", "-shm")
 
 
 @dataclass(frozen=True)
@@ -224,8 +227,9 @@ def describe_inputs(prepared: Prepared, err: TextIO) -> None:
 def already_judged(prepared: Prepared) -> list[str]:
     """The combinations of this command the study already holds, as rubric/variant/judge/run."""
     judged = {
-        tuple(str(entry[k]) for k in COMBINATION)
+        (entry["rubric"], combination["variant"], entry["judge"], str(combination["run"]))
         for entry in (prepared.manifest or {}).get("judged", [])
+        for combination in entry.get("combinations", ())
     }
     judging = prepared.command.judging
     return [
@@ -281,21 +285,51 @@ def check_options(prepared: Prepared) -> None:
             raise UsageError(f"judge {spec.label}: {error}") from None
 
 
+def _replies_in(store: Path) -> int:
+    if not store.is_file():
+        return 0
+    with ResponseStore.open_readonly(store) as opened:
+        return opened.counts()["ok"]
+
+
+def _remove_store(store: Path) -> None:
+    for path in (store, lock_path(store), *(store.with_name(store.name + s) for s in WAL_FILES)):
+        path.unlink(missing_ok=True)
+
+
 def run(prepared: Prepared, clients: Mapping[str, Any]) -> dict[str, JudgeOutcome]:
-    """Judge the prepared items with every judge at once and write the outputs."""
+    """Judge the prepared items with every judge at once and write the outputs.
+
+    A temporary store is removed once the outputs are written, or when the run fails before
+    any reply was stored; a failed run that paid for replies keeps it, so a rerun replays them.
+
+    Raises:
+        RunFailed: When an output cannot be written (a full disk): the replies stay stored.
+    """
     prices = {spec.label: _options(prepared, spec).prices for spec in prepared.judges}
-    options = _options(prepared)
-    outcomes = judge_panel(prepared.items, prepared.rubric, clients, options, prices)
-    tables = [
-        with_context(outcome.judgments, prepared.items)
-        for outcome in outcomes.values()
-        if outcome.judgments is not None
-    ]
-    if tables:
-        write_outputs(prepared, pd.concat(tables, ignore_index=True), outcomes, clients)
+    try:
+        outcomes = judge_panel(prepared.items, prepared.rubric, clients, _options(prepared), prices)
+        tables = [
+            with_context(outcome.judgments, prepared.items)
+            for outcome in outcomes.values()
+            if outcome.judgments is not None
+        ]
+        try:
+            if tables:
+                write_outputs(prepared, pd.concat(tables, ignore_index=True), outcomes, clients)
+        except OSError as error:  # a full disk, a folder gone; the atomic writer left no part
+            where = error.filename or prepared.output
+            raise RunFailed(
+                f"cannot write {where} ({error.strerror or error}); the "
+                f"{_replies_in(prepared.store)} replies are kept in {prepared.store}: free space "
+                "and rerun the same command, which replays them without a call"
+            ) from None
+    except BaseException:
+        if prepared.temporary_store and _replies_in(prepared.store) == 0:
+            _remove_store(prepared.store)
+        raise
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
-        prepared.store.unlink(missing_ok=True)
-        lock_path(prepared.store).unlink(missing_ok=True)
+        _remove_store(prepared.store)
     return outcomes
 
 
@@ -343,6 +377,7 @@ def write_outputs(
     }
     record = CommandRecord(command.command_line, str(command.items.resolve()), details)
     judged = {label for label, o in outcomes.items() if o.judgments is not None}
+    settings = {label: judging_record(judging, clients[label]) for label in judged}
     write_study(
         command.study,
         prepared.manifest,
@@ -351,6 +386,7 @@ def write_outputs(
         labels=labels,
         judges=[s.describe(clients.get(s.label)) for s in prepared.judges if s.label in judged],
         record=record,
+        settings=settings,
     )
 
 

@@ -64,6 +64,7 @@ LIMIT_KEYS: Mapping[str, str] = {
     "max_retries": "max_retries",
 }
 _JUDGE_KEYS = {"judge", "label", "provider", "model", "base_url", "api_key_env", "prices"}
+_JUDGE_KEYS |= {"endpoint_name"}  # its identity in the store's keys (a server on a new port)
 _SYNTAX = (
     "write [NAME=]PROVIDER:MODEL[@BASE_URL], e.g. openai:gpt-4.1 or vllm:qwen@http://gpu:8000/v1"
 )
@@ -173,6 +174,8 @@ def _judge_from_entry(entry: Any, where: str, defaults: EndpointOptions) -> Judg
     endpoint = replace(spec.endpoint, **limits)
     if entry.get("base_url"):
         endpoint = replace(endpoint, base_url=str(entry["base_url"]))
+    if entry.get("endpoint_name"):
+        endpoint = replace(endpoint, endpoint_name=str(entry["endpoint_name"]))
     prices = entry.get("prices")
     if prices is not None and (
         not isinstance(prices, Mapping) or set(prices) != {"input", "output"}
@@ -240,6 +243,11 @@ def command_judges(
         raise UsageError(
             "--judge/--panel name every judge: drop --model, --provider and --base-url "
             "(write them as --judge PROVIDER:MODEL@BASE_URL)"
+        )
+    if endpoint.endpoint_name:
+        raise UsageError(
+            "--endpoint-name names one endpoint: with --judge/--panel give each judge its "
+            "endpoint_name: in the panel file"
         )
     listed = read_panel(panel, endpoint) if panel else []
     return (*listed, *(parse_judge(text, endpoint) for text in judges))

@@ -47,7 +47,7 @@ from judgekit.riddles import (
 )
 from judgekit.stats import CI, Columns
 from judgekit.stats.agreement import cohen_kappa, confusion_table
-from judgekit.stats.bias import self_preference
+from judgekit.stats.bias_panel import PANEL_METHODS, panel_self_preference
 from judgekit.stats.multirater import krippendorff_alpha
 from judgekit.stats.significance import adjust_p
 from judgekit.workflows.study import output_folders
@@ -274,19 +274,20 @@ assert confusion.groupby("judge")["count"].sum().eq(600).all()
 # `assumption` column says what each method takes for granted.
 
 # %%
-bias_rows = []
-for dimension in ("accuracy", "reasoning"):
-    ratings = scores[scores["dimension"] == dimension]
-    human = ratings[ratings["rater"] == "Human"].set_index("output_id")["score"]
-    judged = ratings[ratings["rater"] != "Human"].copy()
-    judged["score"] = judged["score"].astype(float)
-    judged["human_score"] = judged["output_id"].map(human).astype(float)
-    result = self_preference(
-        judged, author_col="model", seed=seed, columns=Columns(cluster=cluster_column)
-    )
-    bias_rows.append(result.assign(dimension=dimension))
-bias = pd.concat(bias_rows, ignore_index=True)
-bias = adjust_p(bias[bias["method"] != "none"], family=["method"], method=p_adjust)  # type: ignore[arg-type]
+# One call: every judge against itself (naive, controlled for the human) and, across the
+# panel, against the other judges' scores of the same answers (next section).
+panel_bias = panel_self_preference(
+    scores[scores["dimension"].isin(["accuracy", "reasoning"])],
+    JUDGES,
+    human="Human",
+    author_col="model",
+    by=["dimension"],
+    columns=Columns(item="output_id", cluster=cluster_column),
+    seed=seed,
+    p_adjust=p_adjust,  # type: ignore[arg-type]
+)
+single_judge = ~panel_bias["method"].isin([*PANEL_METHODS, "none"])
+bias = panel_bias[single_judge].reset_index(drop=True)
 write_table(bias, tables / "self_evaluation_bias.csv")
 columns_shown = ["dimension", "judge", "estimate", "ci_low", "ci_high", "p_value", "p_adjusted"]
 for method, rows in bias.groupby("method", sort=False):
@@ -308,6 +309,24 @@ saved = plots.save_figure(fig, "riddles_self_evaluation_bias", folder=figures)
 # scores and so include real quality differences between the models; the controlled estimates
 # (blue) compare scores at equal human score. A bar crossing zero means no detectable
 # preference.
+
+# %% [markdown]
+# ## Self-evaluation bias across the panel
+#
+# Four judges scored the same answers, so a judge's scores of its own model's answers can also
+# be compared with the *other* judges' scores of those answers: `own_minus_other_judges` is
+# the mean gap on its own answers, `own_minus_other_judges_did` that gap minus the same gap on
+# the other answers (the judge's general leniency cancels), `own_minus_human` the gap to the
+# human on its own answers. Errors are clustered by riddle; each comparison's six p-values
+# (three judges × two dimensions) are corrected together.
+
+# %%
+across = panel_bias[panel_bias["method"].isin(PANEL_METHODS)].reset_index(drop=True)
+write_table(across, tables / "self_evaluation_bias_panel.csv")
+for method, rows in across.groupby("method", sort=False):
+    print(f"{method}: {rows['p_adjust'].iloc[0]}; assumes {rows['assumption'].iloc[0]}")
+    display(rows[columns_shown].round(3))
+assert set(across["judge"]) == {"GPT", "Gemini", "Claude"}
 
 # %% [markdown]
 # ## The study's summaries, from the human scores
