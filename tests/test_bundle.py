@@ -228,3 +228,31 @@ def test_a_bundle_moved_and_a_server_on_a_new_port_replay_with_zero_calls(
         unnamed = judge_args(moved, moved / "items.csv", "--base-url", second.base_url)
         assert main(unnamed) == 0
         assert len(list(second.requests)) == len(ITEMS) * 2, "the URL is the identity otherwise"
+
+
+def _no_network_available() -> bool:
+    import shutil
+    import subprocess
+
+    if shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _no_network_available(), reason="cannot make a network namespace here")
+def test_verify_needs_no_network_at_all(study: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from judgekit import config
+
+    bundle = export(study, tmp_path / "study.zip")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JUDGEKIT_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(config.ROOT), env.get("PYTHONPATH", "")])
+    done = subprocess.run(  # a new network namespace: not even loopback is up
+        ["unshare", "-n", sys.executable, "-m", "judgekit", "verify", str(bundle)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verified, every check passed" in done.stdout

@@ -8,12 +8,13 @@ with a summary table and an exit code that says whether it did its job (:func:`f
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,9 +23,10 @@ import pandas as pd
 from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv, write_table
 from judgekit.data.tidy import LABEL_COLUMNS
 from judgekit.engine import JudgeOptions, ResponseStore, preview
+from judgekit.engine.batch_files import BatchState
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
-from judgekit.rubrics import load_rubric
+from judgekit.rubrics import PromptRubric
 from judgekit.types import Item, Rubric, UsageError
 from judgekit.workflows.accumulate import (
     CommandRecord,
@@ -33,10 +35,18 @@ from judgekit.workflows.accumulate import (
     read_manifest,
     write_study,
 )
+from judgekit.workflows.batch import (
+    at_batch_rates,
+    batch_client,
+    check_batch_command,
+    run_batch_api,
+)
 from judgekit.workflows.clients import EndpointOptions
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.label_map import choose_labels
+from judgekit.workflows.own_prompt import check_placeholders, load_any_rubric, prompt_notice
 from judgekit.workflows.panel import (
+    JUDGE_COLUMN,
     JudgeOutcome,
     JudgeSpec,
     check_panel,
@@ -49,6 +59,7 @@ from judgekit.workflows.panel import (
 )
 from judgekit.workflows.panel_summary import summarise_judge
 from judgekit.workflows.replay import judging_record
+from judgekit.workflows.requests_file import write_requests
 from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
 
 #: The side files SQLite keeps beside a store in WAL mode.
@@ -76,6 +87,11 @@ class JudgeCommand:
         endpoint: Which judge and how to reach it (with ``judges``/``panel``: the limits
             every judge has unless it gives its own).
         judging: How to judge (passed to the engine as is).
+        batch_api: Judge through the provider's Batch API (:mod:`judgekit.workflows.batch`).
+        write_requests: Write the unanswered requests to this batch-input JSONL file instead
+            of sending them (:mod:`judgekit.workflows.requests_file`).
+        column_map: ``placeholder=Column`` pairs for a prompt file's placeholders.
+        format_reminder: Override the rubric's ``format_reminder`` (``None``: keep it).
         judges: ``[NAME=]PROVIDER:MODEL[@BASE_URL]`` of each judge (``--judge``).
         panel: A panel file of judges (``--panel``, see :mod:`judgekit.workflows.panel`).
         label_map: Labels off the rubric's scale put on it (``--label-map``).
@@ -97,6 +113,10 @@ class JudgeCommand:
     dry_run: bool = False
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
     judging: JudgeOptions = field(default_factory=JudgeOptions)
+    batch_api: bool = False
+    write_requests: Path | None = None
+    column_map: tuple[str, ...] = ()
+    format_reminder: bool | None = None
     judges: tuple[str, ...] = ()
     panel: Path | None = None
     label_map: str | None = None
@@ -159,10 +179,10 @@ def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
     if isinstance(store, str | Path):
         _check_output(Path(store), command.items, "--store", (".sqlite", ".db", ".sqlite3"))
         return output, Path(store), False
-    if command.judging.offline:
-        raise UsageError("--offline answers from a store: pass --store FILE (or --study FOLDER)")
     if folder is not None:
         return output, folder.store, False
+    if command.judging.offline:
+        raise UsageError("--offline answers from a store: pass --store FILE (or --study FOLDER)")
     return output, output.with_name(f".{output.name}.responses.sqlite"), True
 
 
@@ -181,17 +201,16 @@ def prepare(command: JudgeCommand) -> Prepared:
         raise UsageError(f"--sep {command.sep!r}: give one character, e.g. ';' or ','")
     if command.limit is not None and command.limit < 1:
         raise UsageError(f"--limit {command.limit}: give at least 1")
-    try:
-        rubric = load_rubric(command.rubric)
-    except ValueError as error:
-        raise UsageError(f"--rubric: {error}") from None
+    rubric = load_any_rubric(command.rubric, command.column_map, command.format_reminder)
     table = read_table(
         command.items,
-        required=rubric.required_columns,
+        required=() if isinstance(rubric, PromptRubric) else rubric.required_columns,
         encoding=command.encoding,
         sep=command.sep,
         sheet=command.sheet,
     )
+    if isinstance(rubric, PromptRubric):
+        check_placeholders(rubric, [str(c) for c in table.frame.columns], command.items)
     labelled, label_column, label_note = choose_labels(
         table, rubric, command.labels_column, command.label_map, no_labels=command.no_labels
     )
@@ -200,6 +219,11 @@ def prepare(command: JudgeCommand) -> Prepared:
     if command.study is not None:
         merged_items(command.study, table.frame)  # an item the study holds must not change
     judges = command_judges(command.judges, command.panel, command.endpoint)
+    if len(judges) > 1 and (command.batch_api or command.write_requests is not None):
+        raise UsageError(
+            "--batch-api and --write-requests take one judge: run them once per judge "
+            "(--judge NAME=PROVIDER:MODEL) into the same --study"
+        )
     check_panel(judges)
     return Prepared(
         command, rubric, table, items, unused, label_column, output, store, temporary,
@@ -246,9 +270,12 @@ def dry_run(prepared: Prepared, out: TextIO) -> None:
     shown = False
     for spec in prepared.judges:
         client = planning_judge(spec)
-        request, estimate = preview(
-            prepared.items, prepared.rubric, client, _options(prepared, spec)
-        )
+        options = _options(prepared, spec)
+        request, estimate = preview(prepared.items, prepared.rubric, client, options)
+        if not shown:
+            print(prompt_notice(prepared.rubric, client, options), file=out)
+        if prepared.command.batch_api:
+            estimate = at_batch_rates(estimate, batch_client(client))
         print(f"judge {spec.label}: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
         if request is not None and not shown:  # the prompt is the same for every judge
             for message in request.messages:
@@ -293,22 +320,53 @@ def _replies_in(store: Path) -> int:
 
 
 def _remove_store(store: Path) -> None:
-    for path in (store, lock_path(store), *(store.with_name(store.name + s) for s in WAL_FILES)):
+    saved_batches = BatchState(store).path
+    for path in (
+        store,
+        lock_path(store),
+        saved_batches,
+        *(store.with_name(store.name + s) for s in WAL_FILES),
+    ):
         path.unlink(missing_ok=True)
 
 
-def run(prepared: Prepared, clients: Mapping[str, Any]) -> dict[str, JudgeOutcome]:
+def _holds_nothing(store: Path) -> bool:
+    """No reply stored and no Batch API batch left running (nothing a rerun would need)."""
+    return _replies_in(store) == 0 and not BatchState(store).unrecorded()
+
+
+def _judge_each(
+    prepared: Prepared,
+    clients: Mapping[str, Any],
+    judge_with: Callable[..., pd.DataFrame] | None,
+) -> dict[str, JudgeOutcome]:
+    """Every judge at once (:func:`judge_panel`), or the one judge through ``judge_with``."""
+    if judge_with is None:
+        prices = {spec.label: _options(prepared, spec).prices for spec in prepared.judges}
+        return judge_panel(prepared.items, prepared.rubric, clients, _options(prepared), prices)
+    ((label, client),) = clients.items()  # the Batch API takes one judge (see prepare)
+    table = judge_with(prepared.items, prepared.rubric, client, _options(prepared))
+    table[JUDGE_COLUMN] = label
+    return {label: JudgeOutcome(label, table)}
+
+
+def run(
+    prepared: Prepared,
+    clients: Mapping[str, Any],
+    judge_with: Callable[..., pd.DataFrame] | None = None,
+) -> dict[str, JudgeOutcome]:
     """Judge the prepared items with every judge at once and write the outputs.
 
-    A temporary store is removed once the outputs are written, or when the run fails before
-    any reply was stored; a failed run that paid for replies keeps it, so a rerun replays them.
+    ``judge_with`` takes ``judge()``'s arguments (the Batch API run of one judge passes its
+    own). A temporary store is removed once the outputs are written, or when the run fails
+    before any reply was stored or batch submitted; a failed run that paid for replies (or
+    left batches running) keeps it, so a rerun replays (or resumes) them.
 
     Raises:
         RunFailed: When an output cannot be written (a full disk): the replies stay stored.
     """
-    prices = {spec.label: _options(prepared, spec).prices for spec in prepared.judges}
     try:
-        outcomes = judge_panel(prepared.items, prepared.rubric, clients, _options(prepared), prices)
+        outcomes = _judge_each(prepared, clients, judge_with)
         tables = [
             with_context(outcome.judgments, prepared.items)
             for outcome in outcomes.values()
@@ -325,7 +383,7 @@ def run(prepared: Prepared, clients: Mapping[str, Any]) -> dict[str, JudgeOutcom
                 "and rerun the same command, which replays them without a call"
             ) from None
     except BaseException:
-        if prepared.temporary_store and _replies_in(prepared.store) == 0:
+        if prepared.temporary_store and _holds_nothing(prepared.store):
             _remove_store(prepared.store)
         raise
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
@@ -440,9 +498,34 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     out, err = out or sys.stdout, err or sys.stderr  # the streams of the moment, not of import
     prepared = prepare(command)
     check_options(prepared)
+    if command.batch_api or command.write_requests is not None:
+        check_batch_command(
+            batch_api=command.batch_api, write_requests=command.write_requests,
+            judging=command.judging, endpoint=prepared.judges[0].endpoint, items=command.items,
+            temporary_store=prepared.temporary_store,
+        )  # fmt: skip
+    first = prepared.judges[0]
+    if not command.dry_run:
+        print(prompt_notice(prepared.rubric, planning_judge(first), _options(prepared)), file=err)
     describe_inputs(prepared, err)
     if command.dry_run:
         dry_run(prepared, out)
+        return
+    if command.write_requests is not None:
+        client = planning_judge(first)
+        path = command.write_requests
+        if write_requests(
+            prepared.items, prepared.rubric, client, command.judging, prepared.store, path, err
+        ):
+            return
+        print("every request is answered in the store: building the table from it", file=err)
+        command = replace(command, judging=command.judging.updated(offline=True))
+        prepared = replace(prepared, command=command)
+    if command.batch_api:
+        client = batch_client(planning_judge(first))
+        probe_panel(prepared.judges)
+        in_batches = functools.partial(run_batch_api, store=prepared.store, err=err)
+        finish(prepared, run(prepared, {first.label: client}, in_batches), err)
         return
     if command.judging.offline:  # replies come from the store: no server, no connection
         clients = {spec.label: planning_judge(spec) for spec in prepared.judges}

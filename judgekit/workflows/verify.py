@@ -10,9 +10,10 @@ The checks, in order, each naming what differs:
    (:func:`judgekit.workflows.replay.offline_replay`: 0 calls, none possible) and compared with
    the bundled table. A request that is not in the store is named with the first line where it
    differs from the closest stored request: the prompt or an item changed since judging.
-4. *Report.* The bundled report's notebooks are executed again on the bundle and every table is
-   compared with the bundled one (:mod:`judgekit.data.compare`: numbers within a tolerance,
-   columns that measure the machine or the clock skipped).
+4. *Report.* The bundled report's notebooks (a study's report, or an analysis bundle's
+   notebook runs, :mod:`judgekit.workflows.analysis_bundle`) are executed again on the bundle
+   and every table is compared with the bundled one (:mod:`judgekit.data.compare`: numbers
+   within a tolerance, columns that measure the machine or the clock skipped).
 5. *Libraries.* Library versions that differ from the exporting machine's are listed, and
    given as the likely cause when a number differs.
 
@@ -51,7 +52,8 @@ from judgekit.workflows.bundle import (
     stored_calls,
     study_files,
 )
-from judgekit.workflows.html_report import VERIFICATION, write_html_report
+from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.html_report import REPORT_STEPS, VERIFICATION, write_html_report
 from judgekit.workflows.replay import offline_replay
 from judgekit.workflows.study import StudyFolder, study_items
 
@@ -225,7 +227,15 @@ def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
     calls = stored_calls(folder.store)
     columns = [c for c in JUDGMENT_COLUMNS if c in bundled.columns]
     order = ["rubric", "variant", "model", "run", "attempt", "item_id"]
-    problems = []
+    covered = {(r["rubric"], r["settings"]["client"]["model"]) for r in records}
+    pairs = bundled[["rubric", "model"]].drop_duplicates().itertuples(index=False)
+    problems = [
+        f"judgments ({rubric}, {model}): study.json records no settings for this judge, so "
+        "it cannot be rebuilt offline (judged by an older judgekit? judge it again into the "
+        "study: the store replays every reply for free)"
+        for rubric, model in pairs
+        if (rubric, model) not in covered
+    ]
     for record in records:
         rubric = load_rubric(record["rubric"])
         model = record["settings"]["client"]["model"]
@@ -248,17 +258,28 @@ def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
 
 def check_report(root: Path, err: TextIO) -> list[str]:
     """Execute the report notebooks again on the bundle; compare every table with its own."""
+    from judgekit.workflows.analysis_bundle import rerun_analysis
     from judgekit.workflows.report import run_report
 
-    report = StudyFolder(root).report
+    folder = StudyFolder(root)
+    report = folder.report
     if not (report / "tables").is_dir():
         return []
     kept = root / REBUILT / "bundled-report"
     kept.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(report), str(kept))
-    run_report(root, err=err)
+    try:
+        if folder.manifest.is_file():
+            run_report(root, err=err)
+        else:  # an analysis bundle (no judge): its own notebook runs
+            steps = json.loads((kept / REPORT_STEPS).read_text(encoding="utf-8"))
+            rerun_analysis(root, steps, err)
+    except RunFailed as error:  # the tables that were written are still compared
+        failed = [f"report: {error}"]
+    else:
+        failed = []
     _, problems = compare_folders(kept / "tables", report / "tables")
-    return [f"report/tables/{line}" for line in problems]
+    return failed + [f"report/tables/{line}" for line in problems]
 
 
 def library_changes(root: Path) -> list[str]:
