@@ -42,7 +42,7 @@ COMBINATION = ("rubric", "variant", JUDGE_COLUMN, "run")
 UNFINISHED = (
     "responses.sqlite",
     "responses.sqlite-*",
-    "responses.sqlite.lock",
+    "responses.sqlite.*",  # its lock, the Batch API's saved batches
     "llama-server-*.log",
 )
 #: Files a command rewrites; each must be one judgekit wrote (its hash in ``study.json``).
