@@ -291,3 +291,35 @@ def test_the_readme_walkthrough_runs_as_written(
         assert main(args) == 0, command
     assert len(endpoint.bodies) == 2  # the dry run sent nothing
     assert pd.read_csv(out)["score"].tolist() == [9.0, 1.0]
+
+
+def test_a_folder_config_can_point_at_a_prompt_with_fixed_values(tmp_path: Path) -> None:
+    folder = tmp_path / "graded"
+    folder.mkdir()
+    (folder / "judge.md").write_text(
+        "Grade for {{audience}}.\n{{#unless context}}No context.\n{{else}}Context: {{context}}\n"
+        "{{/unless}}Q: {{question}}\nA: {{answer}}\nEnd with {{marker}}.\n",
+        encoding="utf-8",
+    )
+    (folder / "config.yaml").write_text(
+        "prompt: judge.md\noutput_format: score_line\nscale: {range: [1, 5]}\n"
+        'score_marker: "Rating: [[N]]"\nvalues: {audience: pupils, marker: "Rating: [[N]]"}\n'
+        "columns: {context: Ref_Answer}\nlabel_column: Teacher\n",
+        encoding="utf-8",
+    )
+    rubric = load_rubric(folder)
+    assert (rubric.required_columns, rubric.optional_columns) == (
+        ("Question", "Answer"),
+        ("Ref_Answer",),
+    )
+    assert rubric.label_column == "Teacher" and rubric.additions(structured=False) == ()
+    (bare,) = rubric.render([Item("1", {"Question": "Q?", "Answer": "A."})])
+    assert bare["content"] == (
+        "Grade for pupils.\nNo context.\nQ: Q?\nA: A.\nEnd with Rating: [[N]]."
+    )
+    (given,) = rubric.render([Item("1", {"Question": "Q?", "Answer": "A.", "Ref_Answer": "R"})])
+    assert given["content"].splitlines()[1] == "Context: R"
+    (verdict,) = rubric.parse("Clear and right.\nRating: [[4]]", ["1"]).verdicts
+    assert verdict.score == 4.0
+    with pytest.raises(ValueError, match="no placeholder nope to map"):
+        load_rubric(folder, column_map={"nope": "Answer"})

@@ -15,9 +15,17 @@ import pytest
 from judgekit import config
 from judgekit.formats import get_format
 from judgekit.rubrics import JinjaRubric, list_rubrics, load_rubric, loader, rubric_from_prompt_file
-from judgekit.rubrics.environment import RUBRICS_DIR, environment, tidy, xml_unescape
+from judgekit.rubrics.environment import RUBRICS_DIR, environment, tidy
 from judgekit.simulator.reading import read_task
 from judgekit.types import Item, Scale
+
+
+def xml_unescape(value: str) -> str:
+    """Invert the rubric templates' XML escaping (reading a rendered prompt back)."""
+    return (
+        value.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    )
+
 
 ALL_RUBRICS = (
     "direct_scoring",

@@ -292,17 +292,6 @@ class JinjaRubric:
         """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""
         return get_format(self.output_format).schema(self.scale, item_ids, self.criteria)
 
-    def response_format(self, item_ids: Sequence[str]) -> dict[str, Any]:
-        """The schema wrapped as OpenAI's ``response_format`` (strict JSON schema)."""
-        return {
-            "type": "json_schema",
-            "json_schema": {
-                "name": f"{self.name}_reply"[:64],
-                "strict": True,
-                "schema": self.response_schema(item_ids),
-            },
-        }
-
     def parse(
         self,
         text: str,

@@ -35,13 +35,6 @@ def xml_attr(value: str) -> str:
     return _ATTR_PATTERN.sub(lambda match: _ATTR_ESCAPES[match.group()], value)
 
 
-def xml_unescape(value: str) -> str:
-    """Invert :func:`xml_attr` / :func:`xml_text` (used by readers of rendered prompts)."""
-    return (
-        value.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
-    )
-
-
 def format_number(value: float) -> str:
     """Write a weight or score without a trailing ``.0`` (``0.4``, ``2``, ``1.25``)."""
     return f"{value:g}"
