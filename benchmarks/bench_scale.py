@@ -1,7 +1,7 @@
 """Scale: judgekit's cost per call stays flat as the study grows, and close to a bare SDK loop.
 
-Run from the repository root: ``python3 -m benchmarks.bench_scale`` (``--sizes 1000,10000`` for
-fewer).
+Run from the repository root: ``python3 -m benchmarks.bench_scale`` (``--sizes 1000,10000``, or
+``BENCH_SCALE_SIZES=1000,10000`` for ``judgekit bench scale``, runs fewer).
 
 One item per request, an endpoint with no latency and no rate limit, items with realistic text
 sizes (a question, a 1-2 KB answer and its reasoning) judged with ``riddle_accuracy`` (whose
@@ -225,7 +225,8 @@ def _growth(windows: Sequence[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--metrics", type=Path, default=None)
-    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
+    sizes = os.environ.get("BENCH_SCALE_SIZES") or ",".join(str(s) for s in SIZES)
+    parser.add_argument("--sizes", default=sizes)
     parser.add_argument("--one", choices=CONTENDERS, default=None)
     parser.add_argument("--items", type=int, default=0)
     parser.add_argument("--base-url", default="")
