@@ -4,7 +4,9 @@ A study folder holds::
 
     study.json            what was judged: items file, rubric, judge, columns sent and unused
     items.csv             the items as read (canonical headers, labels and metadata included)
-    judgments.parquet     every attempt of every item (judgekit.types.JUDGMENT_COLUMNS + context)
+    judgments.parquet     the verdict of every item per variant and run, from the attempt that
+                          settled it (JUDGMENT_COLUMNS + context); earlier attempts are in
+                          the store (judgekit.engine.history.attempt_history)
     judgments.csv         the same, comma-separated UTF-8 (data.frames convention)
     human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
     labels.csv            long human labels written by the labelling tool (optional)
@@ -220,7 +222,8 @@ class Study:
 
     Attributes:
         folder: The folder's layout.
-        judgments: Every attempt (as judged).
+        judgments: The judgments table (final verdicts and foreign-ID rows); without the
+            reply texts when loaded with ``replies=False``.
         verdicts: The final verdict per (rubric, variant, model, run, item).
         labels: Human labels (``item_id, rubric, answer_model, score``), possibly empty.
         labels_source: Which file the labels came from (``""`` when there are none).
@@ -267,20 +270,22 @@ def _judgments_file(path: Path) -> Path:
     return path
 
 
-def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
+def load_study(path: str | Path, labels_path: str | Path = "", *, replies: bool = True) -> Study:
     """Load a study folder (or a judgments file) for the analysis notebooks.
 
     Args:
         path: A study folder, or a judgments table whose folder holds the labels.
         labels_path: A human labels table (default: ``human_labels.parquet``, then the
             labelling tool's ``labels.csv``, in the judgments' folder; none is fine).
+        replies: Load the reply texts, each held once (:func:`judgekit.data.tidy.read_judgments`);
+            the report notebooks need none and load without them.
 
     Raises:
         DataError: If the judgments or a named labels file cannot be read.
     """
     source = _judgments_file(Path(path))
     folder = StudyFolder(source.parent)
-    judgments = read_judgments(source)
+    judgments = read_judgments(source, replies=replies)
     verdicts = final_verdicts(judgments)
     labels = pd.DataFrame(columns=list(LABEL_COLUMNS))
     found = ""
@@ -320,7 +325,7 @@ def open_report(
     from judgekit import plots  # here: `judgekit judge` imports no plotting library
 
     plots.apply_style()
-    study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
+    study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path, replies=False)
     figures, tables = output_folders(figures_dir, output_dir, name)
     return study, figures, tables
 
