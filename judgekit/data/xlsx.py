@@ -71,8 +71,8 @@ def _check_layout(
             "pass --sheet NAME"
         )  # fmt: skip
     if len(records) == 1:
-        others = [n for n in other_sheets if n != name]
-        hint = f"the items may be on another sheet: pass --sheet {others[0]}" if others else ""
+        rest = [n for n in other_sheets if n != name]
+        hint = f"the items may be on another sheet: pass --sheet {rest[0]}" if rest else ""
         raise DataError(
             source, f"sheet '{name}' has no data rows below its header"
             + (f"; {hint}" if hint else ""), row=2

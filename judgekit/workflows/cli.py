@@ -8,8 +8,10 @@ ends with one line and exit code 1. There are no tracebacks for either.
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -31,6 +33,8 @@ app.add_typer(rubrics_app, name="rubrics")
 
 #: Exit codes: a mistake to fix before anything ran, and a run that did not do its job.
 USAGE_EXIT, FAILED_EXIT = 2, 1
+#: The arguments of the command being run (set by :func:`main`).
+_ARGV: list[str] = []
 
 
 def _version(value: bool) -> None:
@@ -51,7 +55,10 @@ def _root(
 @app.command()
 def judge(  # long only because typer reads one parameter per flag from the signature
     items: Annotated[Path, typer.Argument(help="Your items table (.csv, .tsv or .xlsx).")],
-    rubric: Annotated[str, typer.Option(help="Rubric name (see `judgekit rubrics`).")],
+    rubric: Annotated[
+        str,
+        typer.Option(help="Rubric name (see `judgekit rubrics`), rubric folder or prompt file."),
+    ],
     study: Annotated[
         Path | None, typer.Option(help="Study folder to write (judgments, labels, store).")
     ] = None,
@@ -68,6 +75,19 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     provider: Annotated[
         str | None, typer.Option(help="Provider preset: openai, azure, vllm, ollama, ...")
     ] = None,
+    judge_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge", help="A judge of a panel: [NAME=]PROVIDER:MODEL[@BASE_URL] (repeatable)."
+        ),
+    ] = None,
+    panel: Annotated[
+        Path | None, typer.Option(help="Panel file: judges with labels, limits, prices.")
+    ] = None,
+    label_map: Annotated[
+        str | None, typer.Option(help="Put labels on the scale: 1=0,4=5 (4=: unlabelled).")
+    ] = None,
+    no_labels: Annotated[bool, typer.Option(help="Leave the human labels out.")] = False,
     runs: Annotated[int, typer.Option(help="Repeats of every request.")] = 1,
     variant: Annotated[
         list[str] | None, typer.Option(help="Prompt variant (repeatable; default base).")
@@ -110,10 +130,6 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     encoding: Annotated[str | None, typer.Option(help="Force the file's encoding.")] = None,
     sep: Annotated[str | None, typer.Option(help="Force the file's separator.")] = None,
     sheet: Annotated[str | None, typer.Option(help="Worksheet of an xlsx file.")] = None,
-    column_map: Annotated[
-        list[str] | None,
-        typer.Option(help="HEADER=COLUMN: read your HEADER as a rubric column (repeatable)."),
-    ] = None,
     batch_api: Annotated[
         bool, typer.Option(help="Judge through the provider's Batch API (resumable).")
     ] = False,
@@ -122,6 +138,19 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     ] = None,
     prices: Annotated[
         str | None, typer.Option(help="USD per 1M input,output tokens for the estimate.")
+    ] = None,
+    column_map: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Your prompt's placeholder=Column, or your header=Column for a packaged rubric "
+            "(repeatable), e.g. question=Question, Reference=Ref_Answer."
+        ),
+    ] = None,
+    format_reminder: Annotated[
+        bool | None,
+        typer.Option(
+            help="Close your prompt with the format's reminder; re-asks say what was wrong."
+        ),
     ] = None,
 ) -> None:
     """Judge your items with a rubric; write a study folder or a judgments table.
@@ -154,9 +183,23 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     command = JudgeCommand(
         items, rubric, output, study, id_score_csv, labels_column, limit, encoding, sep, sheet,
         max_unscored, dry_run, endpoint, judging, batch_api=batch_api,
-        write_requests=write_requests, column_map=tuple(column_map or ()),
+        write_requests=write_requests,
+        column_map=tuple(column_map or ()), format_reminder=format_reminder,
     )  # fmt: skip
+    command = replace(
+        command,
+        judges=tuple(judge_ or ()),
+        panel=panel,
+        label_map=label_map,
+        no_labels=no_labels,
+        command_line=_invoked(),
+    )
     execute(command)
+
+
+def _invoked() -> str:
+    """The command line being run, as ``study.json`` records it (keys never appear on it)."""
+    return shlex.join(["judgekit", *_ARGV])
 
 
 @app.command()
@@ -203,23 +246,26 @@ def rubrics(context: typer.Context) -> None:
 
 @rubrics_app.command("show")
 def rubrics_show(
-    name: Annotated[str, typer.Argument(help="Rubric name.")],
+    name: Annotated[str, typer.Argument(help="Rubric name, rubric folder or prompt file.")],
     variant: Annotated[str, typer.Option(help="Prompt variant.")] = "base",
+    column_map: Annotated[
+        list[str] | None, typer.Option(help="Your prompt's placeholder=Column (repeatable).")
+    ] = None,
 ) -> None:
     """Print a rubric's columns and its full prompt rendered for a sample item."""
-    from judgekit.rubrics import load_rubric
     from judgekit.types import Item
+    from judgekit.workflows.own_prompt import load_any_rubric
 
-    try:
-        rubric = load_rubric(name)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    rubric = load_any_rubric(name, tuple(column_map or ()), None, option="rubric")
     if variant not in rubric.variants:
         raise UsageError(f"--variant {variant!r}: {name} has {', '.join(rubric.variants)}")
     typer.echo(f"{name}: {rubric.output_format}, scale {list(rubric.scale.allowed)}")
     typer.echo(f"required columns: {', '.join(rubric.required_columns)}")
     typer.echo(f"optional columns: {', '.join(rubric.optional_columns) or '-'}")
     typer.echo(f"human label column: {rubric.label_column}  variants: {', '.join(rubric.variants)}")
+    added = rubric.additions(structured=False)
+    if rubric.verbatim:
+        typer.echo(f"judgekit adds: {'; '.join(added) or 'nothing (sent as written)'}")
     sample = Item("1", {column: f"<{column} of the item>" for column in rubric.input_columns})
     for message in rubric.render([sample], variant=variant):
         typer.echo(f"--- {message['role']} ---\n{message['content']}")
@@ -439,6 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgekit.local import LocalJudgeUnavailable, LocalServerError
     from judgekit.workflows.errors import RunFailed
 
+    _ARGV[:] = sys.argv[1:] if argv is None else argv
     try:
         code = app(args=argv, standalone_mode=False)
     except typer.TyperException as error:  # bad option value, unknown option, missing argument

@@ -113,7 +113,7 @@ def run_report(
     root = Path(folder)
     if not root.is_dir():
         raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
-    study = load_study(root.resolve())
+    study = load_study(root.resolve(), replies=False)  # to plan: the kernels load their own
     notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
     if own_models:
         own_models_setting(study, own_models)
