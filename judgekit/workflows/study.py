@@ -421,6 +421,7 @@ def open_report(
     *,
     figures_dir: str = "",
     output_dir: str = "",
+    replies: bool = False,
 ) -> tuple[Study, Path, Path]:
     """The opening of a report notebook: the plot style, its study and its output folders.
 
@@ -430,6 +431,7 @@ def open_report(
         labels_path: Its ``labels_path`` parameter (see :func:`load_study`).
         figures_dir: Its ``figures_dir`` parameter (see :func:`output_folders`).
         output_dir: Its ``output_dir`` parameter (see :func:`output_folders`).
+        replies: Load the judge's reasons and raw replies too (a review of disagreements).
 
     Returns:
         The study, the figure folder and the table folder (created).
@@ -437,7 +439,7 @@ def open_report(
     from judgekit import plots  # here: `judgekit judge` imports no plotting library
 
     plots.apply_style()
-    study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path, replies=False)
+    study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path, replies=replies)
     figures, tables = output_folders(figures_dir, output_dir, name, study.folder.report)
     return study, figures, tables
 

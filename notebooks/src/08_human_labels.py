@@ -59,8 +59,8 @@ from judgekit.workflows.study import figure_notes, open_report
 check_parameters(globals(), "08_human_labels")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
-    "human_labels", judgments_path, figures_dir=figures_dir, output_dir=output_dir
-)
+    "human_labels", judgments_path, figures_dir=figures_dir, output_dir=output_dir, replies=True
+)  # the judge's reasons are for the disagreement review below, never for the labeller
 plan, about = study_plan(study, n_labels or None, seed, rubric_name)
 rubric = load_rubric(str(plan["rubric"].iloc[0]))
 levels = rubric.scale.allowed
