@@ -37,7 +37,7 @@ paper: install-local
 
 # Only the committed figures of the original riddles study (notebooks 06 and 09; no judge needed).
 figures: install
-	$(PYTHON) -m judgekit paper --params params/figures
+	$(PYTHON) -m judgekit paper --params params/figures --bundle data/bundles/riddles-study
 
 bench: install-local
 	$(PYTHON) -m judgekit bench

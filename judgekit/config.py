@@ -27,13 +27,20 @@ RIDDLES_DIR: Path = DATASETS_DIR / "hungarian-riddles"
 EVOUNA_DIR: Path = DATASETS_DIR / "evouna"
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    """Handle SIGTERM exactly as Ctrl-C: re-deliver it as SIGINT to whoever handles that now.
+
+    Under ``asyncio.run`` that is the runner, which cancels its main task (every ``finally``
+    runs, the store is closed) and then raises ``KeyboardInterrupt``; elsewhere it is Python's
+    own handler. Raising ``KeyboardInterrupt`` here instead would land inside whatever code
+    runs at that moment (asyncio's own, for one), which can leave the loop unable to finish.
+    """
+    signal.raise_signal(signal.SIGINT)
 
 
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM raise ``KeyboardInterrupt`` (main thread only).
+    """Within the block, SIGINT and SIGTERM stop the work as Ctrl-C does (main thread only).
 
     A process started with SIGINT ignored (``nohup make test &``, a background job, some CI
     runners) inherits that, so a command that waits for Ctrl-C would never stop without this.
@@ -43,7 +50,7 @@ def stop_on_signals() -> Iterator[None]:
         return
     previous = {
         signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),  # asyncio-aware
-        signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_interrupt),
+        signal.SIGTERM: signal.signal(signal.SIGTERM, _as_ctrl_c),
     }
     try:
         yield

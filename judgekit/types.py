@@ -199,10 +199,16 @@ class ParsedReply:
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """Exactly what is sent: the messages and every generation option (model excluded)."""
+    """Exactly what is sent: the messages and every generation option (model excluded).
+
+    ``shown`` travels with the request to the reader and is never sent or hashed: each item's
+    text as the judge was shown it (see :meth:`Rubric.shown_texts`), so a reply line copied
+    from an item is recognised without reading the rendered messages back.
+    """
 
     messages: tuple[Mapping[str, str], ...]
     options: Mapping[str, Any] = field(default_factory=dict)
+    shown: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -272,6 +278,11 @@ class JudgeClient(Protocol):
         """Name of the output-length option the endpoint expects (``max_tokens``, ...)."""
         ...
 
+    @property
+    def max_concurrency(self) -> int:
+        """Requests the client sends at once (the engine keeps about twice that many ready)."""
+        ...
+
     async def complete(self, request: ChatRequest) -> ChatReply:
         """Send one request (with the client's own bounded retries) and return the reply."""
         ...
@@ -305,6 +316,10 @@ class Rubric(Protocol):
         batch_label: str = "",
     ) -> list[dict[str, str]]:
         """Return ``[system, user]`` chat messages for one batch (one item if not batched)."""
+        ...
+
+    def shown_texts(self, items: Sequence[Item]) -> tuple[str, ...]:
+        """Per item, the text :meth:`render` shows the judge (its columns, one per line)."""
         ...
 
     def response_schema(self, item_ids: Sequence[str]) -> dict[str, Any]:

@@ -236,6 +236,34 @@ def test_concurrency_cap_is_respected() -> None:
     assert elapsed >= 0.3  # 6 requests of 0.1 s, two at a time
 
 
+def test_a_cancelled_waiter_never_loses_a_slot() -> None:
+    # Condition.notify() can hand a wake-up to a waiter that is being cancelled; the slots must
+    # still all come back, and the throttle never admits more than its cap.
+    throttle = AdaptiveThrottle(2)
+    in_flight = peak = done = 0
+
+    async def request(hold: float) -> None:
+        nonlocal in_flight, peak, done
+        async with throttle.slot(1):
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(hold)
+            in_flight -= 1
+        done += 1
+
+    async def scenario() -> None:
+        holders = [asyncio.create_task(request(0.05)) for _ in range(2)]
+        waiters = [asyncio.create_task(request(0.0)) for _ in range(6)]
+        await asyncio.sleep(0.01)
+        for task in waiters[:4]:  # cancelled while waiting for a slot
+            task.cancel()
+        await asyncio.wait_for(asyncio.gather(*holders, *waiters[4:]), timeout=2)
+        await asyncio.wait_for(request(0.0), timeout=1)  # both slots are free again
+
+    asyncio.run(scenario())
+    assert peak == 2 and done == 5
+
+
 def test_request_budget_paces_requests() -> None:
     with run_simulator(SimulatorConfig()) as sim:
         judge = _judge(sim.base_url, requests_per_minute=120, rate_window_s=1.0)

@@ -94,3 +94,39 @@ def test_the_simulator_command_stops_on_ctrl_c_even_when_sigint_was_ignored() ->
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_sigterm_ends_a_large_run_in_seconds_like_ctrl_c(tmp_path) -> None:
+    # A batch scheduler or `timeout` sends SIGTERM; thousands of requests are still pending.
+    items = tmp_path / "items.csv"
+    items.write_text(
+        "ID,Question,Answer,Ref_Answer\n"
+        + "".join(f"{i},Riddle {i}?,Answer {i},Ref {i}\n" for i in range(1, 5001)),
+        encoding="utf-8",
+    )
+    store, output = tmp_path / "store.sqlite", tmp_path / "out.csv"
+    with run_simulator(SimulatorConfig(latency_s=0.5)) as sim:
+        arguments = [
+            "judge", str(items), "--rubric", "riddle_accuracy", "--output", str(output),
+            "--model", "sim-judge", "--base-url", sim.base_url, "--provider", "simulator",
+            "--batch-size", "1", "--store", str(store),
+        ]  # fmt: skip
+        job = subprocess.Popen(
+            [sys.executable, "-m", "judgekit", *arguments],
+            env={**os.environ, "PYTHONPATH": str(config.ROOT)},
+            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while _answered(store) < 10:
+            assert job.poll() is None and time.monotonic() < deadline, job.stderr
+            time.sleep(0.05)
+        job.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        _, err = job.communicate(timeout=60)
+        took = time.monotonic() - sent
+    assert job.returncode == 130, err
+    assert took < 10
+    assert err.strip().splitlines()[-1].startswith(f"interrupted: {_answered(store)} replies")
+    assert "Traceback" not in err and not output.exists()

@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from judgekit.engine import RequestKey, ResponseStore
+from judgekit.engine.keys import canonical_json
 from judgekit.types import ChatReply, ChatRequest, Usage
 
 REQUEST = ChatRequest(
@@ -114,3 +115,28 @@ def test_export_then_open_readonly_and_import(tmp_path, name) -> None:
 def test_open_readonly_missing_file(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match=r"nope\.sqlite"):
         ResponseStore.open_readonly(tmp_path / "nope.sqlite")
+
+
+def test_the_instructions_are_stored_once_and_read_back_whole(tmp_path) -> None:
+    instructions = "Score every row. " * 200  # ~3.4 KB, as a rubric's system message
+    requests = [
+        ChatRequest(
+            ({"role": "system", "content": instructions}, {"role": "user", "content": f"item {i}"}),
+            {"temperature": 0.0},
+        )
+        for i in range(50)
+    ]
+    with ResponseStore(tmp_path / "s.sqlite") as store:
+        for request in requests:
+            store.record_reply(store.record_request(key(request=request)), REPLY)
+        rows = list(store.rows())
+        store.export(tmp_path / "copy.sqlite")
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM instructions").fetchone()[0] == 1
+        stored = [text for (text,) in db.execute("SELECT messages FROM requests")]
+    assert len(stored) == 50 and all(len(text) < 200 for text in stored)
+    expected = {canonical_json([dict(m) for m in r.messages]) for r in requests}
+    assert {row["messages"] for row in rows} == expected
+    with ResponseStore.open_readonly(tmp_path / "copy.sqlite") as copy:
+        assert {row["messages"] for row in copy.rows()} == expected
+        assert copy.lookup(key(request=requests[7]).hash) is not None

@@ -4,7 +4,7 @@
 original study's figures, and its four judges' panel figures, into ``figures/``. Here the same run goes to a temporary folder, and each
 regenerated figure is compared with the committed one by what it shows: PNG pixels and the
 decompressed PDF streams (page content, fonts), not metadata such as creation dates. The
-same run's tables are compared with the pre-redesign baseline by ``scripts/compare_tables.py``.
+same run's tables are compared with the pre-redesign baseline by ``judgekit compare``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from judgekit.workflows.paper import run_paper
 FIGURE_PARAMS = config.PARAMS_DIR / "figures"
 STUDY_FIGURES = sorted((config.ROOT / "figures").glob("riddles_*.*"))  # the committed ones
 BASELINE = config.ROOT / "tests/fixtures/baseline_tables"
-COMPARE = config.ROOT / "scripts/compare_tables.py"
 STREAM = re.compile(rb"stream\r?\n(.*?)\r?\nendstream", re.DOTALL)
 #: Largest root-mean-square pixel difference (0-255 scale) still counted as the same picture.
 PNG_RMS_TOLERANCE = 1.0
@@ -96,7 +95,7 @@ def test_study_tables_match_the_baseline(study_run: tuple[Path, Path]) -> None:
     run_dir, _ = study_run
     part = "tables/riddles_study"
     done = subprocess.run(
-        [sys.executable, str(COMPARE), str(BASELINE / "demo" / part), str(run_dir / part)],
+        [sys.executable, "-m", "judgekit", "compare", BASELINE / "demo" / part, run_dir / part],
         capture_output=True,
         text=True,
     )
@@ -127,7 +126,9 @@ def test_figure_comparison_ignores_metadata_but_not_content(tmp_path: Path) -> N
 
 def _run_compare(baseline: Path, run: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(COMPARE), str(baseline), str(run)], capture_output=True, text=True
+        [sys.executable, "-m", "judgekit", "compare", str(baseline), str(run)],
+        capture_output=True,
+        text=True,
     )
 
 

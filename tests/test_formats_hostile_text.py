@@ -64,7 +64,7 @@ def read(rubric_name: str, text: str, item_text: str) -> dict[str, tuple[Status,
     rubric = load_rubric(rubric_name)
     ids = IDS if rubric.batched else IDS[:1]
     items = [Item(i, {c: item_text for c in rubric.input_columns}) for i in ids]
-    request = ChatRequest(tuple(rubric.render(items)))
+    request = ChatRequest(tuple(rubric.render(items)), shown=rubric.shown_texts(items))
     parsed = rubric.parse(text, ids, request=request)
     return {v.item_id: (v.status, v.score) for v in parsed.verdicts}
 
@@ -114,7 +114,8 @@ def test_the_prompts_format_example_echoed_before_the_answer_is_not_read() -> No
     ids = ["17", "18", "19"]
     items = [Item(i, {c: "text" for c in rubric.input_columns}) for i in ids]
     for structured in (False, True):
-        request = ChatRequest(tuple(rubric.render(items, structured=structured)))
+        messages = tuple(rubric.render(items, structured=structured))
+        request = ChatRequest(messages, shown=rubric.shown_texts(items))
         example = "17,5\n18,0\n19,3"  # the rubric's own illustration
         if structured:
             entries = [{"id": i, "score": v} for i, v in zip(ids, (5, 0, 3), strict=True)]

@@ -269,7 +269,7 @@ def test_score_lines_that_disagree_keep_every_value_and_choose_none() -> None:
     (verdict,) = score_line("SCORE: 1\nHmm, no.\nSCORE: 4").verdicts
     assert verdict.status is Status.INCONSISTENT
     assert verdict.details == {"values": [1, 4]}
-    assert "different scores [1, 4]" in verdict.reason
+    assert verdict.reason == "two ratings, 1 (`SCORE: 1`) and 4 (`SCORE: 4`); none is chosen"
 
 
 def test_score_line_reasons_for_failures() -> None:

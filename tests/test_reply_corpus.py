@@ -2,8 +2,9 @@
 
 ``tests/replies/<format>.jsonl`` holds one case per line: the reply (content, and where the
 provider sent them a separate reasoning field, a refusal, a finish reason), the item IDs,
-optionally the items' own text or the prompt's format example (so echoes can be tested), and
-the expected outcome per item: a number (``ok`` with that score), ``"abstain"``,
+optionally the items' own text or the prompt's format example (so echoes can be tested), the
+rubric's ``score_marker`` and ``scale`` when the case's prompt asked for another one, and the
+expected outcome per item: a number (``ok`` with that score), ``"abstain"``,
 ``"out_of_range"``, ``"refused"``, ``"missing"`` or ``"flag"`` (any unscored status). Each case
 names where the behaviour is documented. The corpus is data written before the parser changes;
 this test measures the parser against it.
@@ -17,7 +18,7 @@ from typing import Any
 
 from judgekit.formats import TOLERANCE_DESCRIPTIONS, parse_reply
 from judgekit.rubrics import load_rubric
-from judgekit.types import ChatReply, ChatRequest, Item, ItemVerdict, Status
+from judgekit.types import ChatReply, ChatRequest, Item, ItemVerdict, Scale, Status
 
 CORPUS = Path(__file__).parent / "replies"
 RUBRIC_FOR_FORMAT = {
@@ -44,10 +45,10 @@ def _request(case: dict[str, Any], ids: list[str]) -> ChatRequest:
     rubric = load_rubric(RUBRIC_FOR_FORMAT[case["format"]])
     texts = case.get("items", {})
     items = [Item(i, {c: texts.get(i, f"text of {i}") for c in rubric.input_columns}) for i in ids]
-    messages = rubric.render(items) if rubric.batched else rubric.render(items[:1])
+    shown = items if rubric.batched else items[:1]
     if not rubric.batched and len(items) > 1:
         raise AssertionError("single-item cases have one ID")
-    return ChatRequest(tuple(messages))
+    return ChatRequest(tuple(rubric.render(shown)), shown=rubric.shown_texts(shown))
 
 
 def _read(case: dict[str, Any]) -> tuple[dict[str, ItemVerdict], tuple[str, ...]]:
@@ -63,13 +64,23 @@ def _read(case: dict[str, Any]) -> tuple[dict[str, ItemVerdict], tuple[str, ...]
     parsed = parse_reply(
         case["reply"],
         output_format=rubric.output_format,
-        scale=rubric.scale,
+        scale=_scale(case) or rubric.scale,
         item_ids=ids,
         criteria=rubric.criteria,
         request=_request(case, ids),
         reply=reply,
+        score_marker=case.get("score_marker"),
     )
     return {v.item_id: v for v in parsed.verdicts}, parsed.tolerances
+
+
+def _scale(case: dict[str, Any]) -> Scale | None:
+    """A case's own scale (``{"range": [1, 10], "step": 0.5}``), as a study of it declares."""
+    if "scale" not in case:
+        return None
+    low, high = case["scale"]["range"]
+    step = case["scale"].get("step")
+    return Scale(tuple(range(low, high + 1)), step=0.0 if step == "continuous" else step)
 
 
 def _agrees(expected: Any, verdict: ItemVerdict) -> bool:

@@ -18,7 +18,7 @@ from judgekit.engine.providers import (
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
 from judgekit.engine.runner import MODES, ajudge, judge, preview, register_mode
 from judgekit.engine.session import JudgeSession, JudgeSettings, OfflineStoreMissError
-from judgekit.engine.store import RequestKey, ResponseStore
+from judgekit.engine.store import RequestKey, ResponseStore, StoreWriteError
 
 __all__ = [
     "ALL_COLUMNS",
@@ -40,6 +40,7 @@ __all__ = [
     "RequestKey",
     "ResponseStore",
     "RunPlan",
+    "StoreWriteError",
     "ajudge",
     "get_provider",
     "judge",

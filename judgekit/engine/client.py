@@ -97,6 +97,10 @@ class JudgeCallError(RuntimeError):
         self.fatal = fatal
 
 
+class NotACompletionError(ValueError):
+    """A 2xx answer whose body is not a chat completion (an HTML page from a proxy or login)."""
+
+
 @dataclass(frozen=True)
 class _Failure:
     text: str
@@ -222,6 +226,11 @@ class OpenAIJudge:
         """Name of the output-length option for this endpoint."""
         return self.preset.max_tokens_param
 
+    @property
+    def max_concurrency(self) -> int:
+        """Requests in flight at most (the throttle's cap)."""
+        return self.throttle.max_concurrency
+
     def _redact(self, text: str) -> str:
         if self._api_key.reveal() != PLACEHOLDER_KEY:
             text = text.replace(self._api_key.reveal(), "[key]")
@@ -269,6 +278,10 @@ class OpenAIJudge:
             return _Failure(
                 text=f"{text} (endpoint {self._base_url})", retryable=True, unreachable=True
             )
+        if isinstance(exc, NotACompletionError):  # the wrong server: fatal before any success
+            return _Failure(
+                text=f"{text} (endpoint {self._base_url})", retryable=True, unreachable=True
+            )
         if isinstance(exc, openai.APIResponseValidationError):
             return _Failure(text=text, retryable=True)
         if isinstance(exc, ValueError):  # a 200 whose body is not valid JSON
@@ -283,6 +296,13 @@ class OpenAIJudge:
 
     def _reply(self, raw: Any, latency_s: float, attempts: int) -> ChatReply:
         response = raw.parse()
+        if not hasattr(response, "choices"):  # the SDK hands back the text of a non-JSON body
+            kind = raw.headers.get("content-type") or "untyped"
+            start = " ".join(str(response).split())[:60]
+            raise NotACompletionError(
+                f"HTTP {raw.status_code} with a {kind} body, not a chat completion (a proxy or "
+                f"login page? check the base URL): {start!r}"
+            )
         return chat_reply(
             response,
             model=str(response.model or self._model),

@@ -69,12 +69,14 @@ class Conversation:
         budget: Estimated prompt + reply tokens one request may use (``None`` = unlimited).
         index: Number of the current conversation (0 for the first).
         history: User and assistant turns of the current conversation, in order.
+        shown: The item texts the history's user turns showed the judge (for the echo check).
     """
 
     system: Message
     budget: int | None
     index: int = 0
     history: list[Message] = field(default_factory=list)
+    shown: tuple[str, ...] = ()
 
     @property
     def turn(self) -> int:
@@ -110,10 +112,12 @@ class Conversation:
         )
         self.index += 1
         self.history = []
+        self.shown = ()
 
-    def record(self, user: Message, reply_text: str) -> None:
-        """Keep an answered turn in the history."""
+    def record(self, user: Message, reply_text: str, shown: tuple[str, ...] = ()) -> None:
+        """Keep an answered turn (and the item texts it showed) in the history."""
         self.history += [user, {"role": "assistant", "content": reply_text}]
+        self.shown += shown
 
 
 def _split_render(
@@ -153,14 +157,16 @@ async def _ask(
     """Send one user turn with the history; returns the outcome, conversation and turn."""
     chat.make_room(user, _reply_reserve(session, len(pending)), label)
     where = (chat.index, chat.turn)
+    shown = session.rubric.shown_texts(pending)
     request = ChatRequest(
         messages=tuple(chat.messages_with(user)),
         options=session.options([item.id for item in pending], run),
+        shown=chat.shown + shown,
     )
     key = session.request_key(request, variant=variant, run=run, attempt=attempt)
     outcome = await session.call_or_replay(key)
     if outcome.reply is not None:
-        chat.record(user, outcome.reply.text)
+        chat.record(user, outcome.reply.text, shown)
     return outcome, where[0], where[1]
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from judgekit.engine.tokens import estimate_message_tokens
 from judgekit.formats import get_format
-from judgekit.types import ChatRequest, OutputFormat
+from judgekit.types import OutputFormat
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,7 @@ class CostEstimate:
         prompt_tokens: Estimated prompt tokens of the requests still to send.
         completion_tokens: Estimated output tokens of the requests still to send.
         cost_usd: Estimated price, or ``None`` without prices.
+        price_factor: Share of the online price charged (0.5 at a Batch API's rates).
     """
 
     requests: int
@@ -27,6 +28,12 @@ class CostEstimate:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
+    price_factor: float = 1.0
+
+    def at_rate(self, factor: float) -> CostEstimate:
+        """The same estimate priced at ``factor`` times the online price (e.g. a Batch API)."""
+        cost = None if self.cost_usd is None else self.cost_usd / self.price_factor * factor
+        return dataclasses.replace(self, cost_usd=cost, price_factor=factor)
 
     def describe(self) -> str:
         """One paragraph for the user, saying plainly that it is an estimate."""
@@ -35,45 +42,47 @@ class CostEstimate:
             f"{self.stored} already stored, {self.requests - self.stored} to send, "
             f"~{self.prompt_tokens:,} prompt tokens and ~{self.completion_tokens:,} output tokens."
         )
+        rate = f" at Batch API rates ({self.price_factor:.0%} of online)"
+        rate = "" if self.price_factor == 1.0 else rate
         if self.cost_usd is None:
-            return text + " No prices given, so no cost estimate."
-        return text + f" Estimated cost: ${self.cost_usd:,.4f}."
+            return text + f" No prices given, so no cost estimate{rate}."
+        return text + f" Estimated cost{rate}: ${self.cost_usd:,.4f}."
 
 
 def estimate_cost(
-    requests: Sequence[tuple[ChatRequest, int]],
+    first_asks: Iterable[tuple[int, int]],
     *,
-    unsent: Sequence[bool],
+    stored: int,
     output_format: OutputFormat,
     max_tokens: int | None,
-    model: str,
     prices: Mapping[str, float] | None,
 ) -> CostEstimate:
     """Estimate tokens and cost of the requests still to send.
 
     Args:
-        requests: Each first-attempt request with its number of items.
-        unsent: Per request, whether it still has to be sent.
+        first_asks: Each first-attempt request's estimated prompt tokens and number of items.
+        stored: How many of them the store answers already; the rest are to send, and are
+            taken to be of the requests' average size.
         output_format: The rubric's output format (sets the output guess).
         max_tokens: The output cap, used as the output guess when set.
-        model: Model name (for tiktoken, when installed).
         prices: USD per 1M tokens: ``"input"`` and ``"output"``.
 
     Raises:
         ValueError: If ``prices`` lacks ``input`` or ``output``.
     """
-    prompt = completion = 0
+    requests = prompt = completion = 0
     per_item = get_format(output_format).completion_tokens_per_item
-    for (request, n_items), to_send in zip(requests, unsent, strict=True):
-        if not to_send:
-            continue
-        prompt += estimate_message_tokens(request.messages, model)
+    for tokens, n_items in first_asks:
+        requests += 1
+        prompt += tokens
         completion += max_tokens if max_tokens is not None else per_item * n_items
+    stored = min(stored, requests)
+    share = (requests - stored) / requests if requests else 0.0
+    prompt, completion = round(prompt * share), round(completion * share)
     cost = None
     if prices is not None:
         missing = {"input", "output"} - set(prices)
         if missing:
             raise ValueError(f"prices needs USD per 1M tokens for {sorted(missing)}")
         cost = (prompt * prices["input"] + completion * prices["output"]) / 1_000_000
-    stored = sum(1 for to_send in unsent if not to_send)
-    return CostEstimate(len(requests), stored, prompt, completion, cost)
+    return CostEstimate(requests, stored, prompt, completion, cost)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -45,12 +46,12 @@ class RequestKey:
             payload["endpoint"] = self.endpoint
         return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
         """sha256 of the canonical JSON of the key (endpoint, run and attempt included)."""
         return self._digest(with_endpoint=True)
 
-    @property
+    @functools.cached_property
     def base_hash(self) -> str:
         """The hash without the endpoint (what schema 1 used as the whole key)."""
         return self._digest(with_endpoint=False)

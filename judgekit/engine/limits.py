@@ -119,8 +119,17 @@ class Ticket:
 
 @dataclass
 class _LoopPrimitives:
+    """The throttle's asyncio objects for one event loop.
+
+    ``slots`` caps the requests in flight: a finished request hands its slot to exactly one
+    waiter (a semaphore wakes one, and a cancelled waiter passes its wake-up on), so the cost
+    of finishing does not grow with the number of requests still waiting. ``no_probe`` is set
+    while no probe is in flight; it is cleared and set again only around a probe (rare).
+    """
+
     loop: asyncio.AbstractEventLoop
-    slot_free: asyncio.Condition
+    slots: asyncio.Semaphore
+    no_probe: asyncio.Event
     admission: asyncio.Lock
 
 
@@ -173,7 +182,6 @@ class AdaptiveThrottle:
         self._random = random.Random(seed)
         self._tokens_estimated = 0
         self._tokens_counted = 0
-        self._in_flight = 0
         self._primitives: _LoopPrimitives | None = None
 
     def cool_down(self, seconds: float) -> None:
@@ -215,8 +223,11 @@ class AdaptiveThrottle:
     def _loop_primitives(self) -> _LoopPrimitives:
         loop = asyncio.get_running_loop()
         if self._primitives is None or self._primitives.loop is not loop:
-            self._primitives = _LoopPrimitives(loop, asyncio.Condition(), asyncio.Lock())
-            self._in_flight = 0
+            no_probe = asyncio.Event()
+            self._probe_in_flight = False  # a probe of a finished loop never reports back
+            no_probe.set()
+            slots = asyncio.Semaphore(self.max_concurrency)
+            self._primitives = _LoopPrimitives(loop, slots, no_probe, asyncio.Lock())
         return self._primitives
 
     async def _sit_out_cooldown(self) -> None:
@@ -240,8 +251,7 @@ class AdaptiveThrottle:
         """
         while True:
             await self._sit_out_cooldown()
-            async with primitives.slot_free:
-                await primitives.slot_free.wait_for(lambda: not self._probe_in_flight)
+            await primitives.no_probe.wait()
             async with primitives.admission:
                 while True:
                     now = time.monotonic()
@@ -253,7 +263,9 @@ class AdaptiveThrottle:
                     if max(waits, default=0.0) <= 0:
                         for kind, window in self._windows:
                             window.take(units[kind], now)
-                        self._probe_in_flight = self._probing
+                        if self._probing:
+                            self._probe_in_flight = True
+                            primitives.no_probe.clear()
                         return Ticket(now, tokens, max(estimated_tokens, 1), self._probing)
                     # re-check at least every RECHECK_S: replies may settle bookings meanwhile
                     await asyncio.sleep(min(max(waits), RECHECK_S))
@@ -270,20 +282,16 @@ class AdaptiveThrottle:
                 whole budget is charged over as many windows as it fills).
         """
         primitives = self._loop_primitives()
-        async with primitives.slot_free:
-            await primitives.slot_free.wait_for(lambda: self._in_flight < self.max_concurrency)
-            self._in_flight += 1
-        ticket: Ticket | None = None
-        try:
-            ticket = await self._admit(primitives, estimated_tokens)
-            yield ticket
-        finally:
-            async with primitives.slot_free:
-                self._in_flight -= 1
+        async with primitives.slots:
+            ticket: Ticket | None = None
+            try:
+                ticket = await self._admit(primitives, estimated_tokens)
+                yield ticket
+            finally:
                 if ticket is not None and ticket.probe:  # probing on only if it was refused
                     self._probe_in_flight = False
                     self._probing = ticket.refused
-                primitives.slot_free.notify_all()
+                    primitives.no_probe.set()
 
 
 def parse_duration_s(text: str | None) -> float | None:

@@ -13,6 +13,10 @@ file. Add a migration by appending a function to :data:`MIGRATIONS`; never edit 
 3. ``reasoning`` and ``refusal`` per reply: the provider's separate reasoning field and its
    refusal text (content null), so a replayed refusal is read ``refused`` again and the judge's
    reasoning is kept. Earlier rows have neither (``NULL``): their replies were stored without.
+4. ``instructions``: each distinct system message once, keyed by its sha256. Requests written
+   from then on store ``{"role": "system", "instructions": DIGEST}`` in place of the text (the
+   2-4 KB instructions were repeated in every row); earlier rows keep their full messages.
+   Both forms are read back as the full messages, and the request hashes are unchanged.
 """
 
 from __future__ import annotations
@@ -52,11 +56,16 @@ def _add_reasoning_and_refusal(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE requests ADD COLUMN refusal TEXT")
 
 
+def _add_instructions(db: sqlite3.Connection) -> None:
+    db.execute("CREATE TABLE instructions (digest TEXT PRIMARY KEY, content TEXT NOT NULL)")
+
+
 #: Migration ``n`` (1-based) brings a store from version ``n - 1`` to ``n``.
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _create_requests,
     _add_endpoint,
     _add_reasoning_and_refusal,
+    _add_instructions,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

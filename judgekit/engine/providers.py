@@ -51,6 +51,9 @@ class ProviderPreset:
         supports_logprobs: ``logprobs``/``top_logprobs`` are returned on chat completions.
         supports_batch_api: The OpenAI-style ``/v1/batches`` + ``/v1/files`` API exists.
         max_tokens_param: Name of the output-length option this endpoint expects.
+        batch_max_requests: Requests one Batch API input file may hold.
+        batch_max_bytes: Bytes one Batch API input file may hold.
+        batch_price_factor: Batch API price as a share of the online price.
         notes: The assumptions behind this preset, in one or two sentences.
     """
 
@@ -63,6 +66,9 @@ class ProviderPreset:
     supports_logprobs: bool
     supports_batch_api: bool
     max_tokens_param: str = "max_tokens"
+    batch_max_requests: int = 50_000
+    batch_max_bytes: int = 200_000_000
+    batch_price_factor: float = 0.5
     notes: str = ""
 
 

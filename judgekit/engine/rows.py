@@ -18,7 +18,7 @@ from judgekit.data import Batch
 from judgekit.engine.plan import RunPlan
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.formats import expected_score, expected_scores_by_id, get_format
-from judgekit.types import JUDGMENT_COLUMNS, ChatReply, ChatRequest, Item, ItemVerdict, Status
+from judgekit.types import JUDGMENT_COLUMNS, ChatReply, Item, ItemVerdict, Status
 
 #: Statuses that trigger a re-ask of the row.
 REASK_STATUSES: frozenset[Status] = frozenset(
@@ -182,16 +182,13 @@ def rows_from_reply(
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """Parse one answered request for ``items``: rows by expected ID, and foreign-ID rows.
 
-    Positions are the items' 0-based places in this request.
+    Positions are the items' 0-based places in this request. Lines copied from what the request
+    showed the judge (``outcome.request``: its items and format example) cannot score.
     """
     reply = outcome.reply
     assert reply is not None, "rows_from_reply needs a reply"
     ids = [item.id for item in items]
-    # what the judge was shown (items and format example): lines copied from it cannot score
-    shown = session.rubric.render(
-        items, variant=context.variant, structured=session.settings.structured
-    )
-    parsed = session.rubric.parse(reply.text, ids, request=ChatRequest(tuple(shown)), reply=reply)
+    parsed = session.rubric.parse(reply.text, ids, request=outcome.request, reply=reply)
     expected = expected_by_id(session, reply, ids)
     by_id: dict[str, dict[str, Any]] = {}
     foreign: list[dict[str, Any]] = []

@@ -36,6 +36,7 @@ from judgekit.engine.plan import ModeRunner, Row, RunPlan
 from judgekit.engine.rows import ALL_COLUMNS, judge_items
 from judgekit.engine.session import JudgeSession, describe_options
 from judgekit.engine.store import ResponseStore
+from judgekit.engine.tokens import estimate_message_tokens, estimate_text_tokens
 from judgekit.types import ChatRequest, Item, JudgeClient, Rubric
 
 logger = logging.getLogger(__name__)
@@ -53,10 +54,24 @@ def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
 
 
 async def run_independent(session: JudgeSession, plan: RunPlan) -> list[Row]:
-    """Send every batch of a run as its own request, concurrently (the client throttles)."""
+    """Send every batch of a run as its own request, a bounded pool of workers at a time.
+
+    The workers (twice the client's concurrency, so that a finished request's slot is taken at
+    once) pull the next batch when they finish one: pending batches are not tasks, nothing is
+    rendered before its turn, and the cost of a call does not grow with the study.
+    """
+    results: list[list[Row]] = [[] for _ in plan.batches]
+    pending = iter(enumerate(plan.batches))
+
+    async def worker() -> None:
+        for index, batch in pending:  # one shared iterator: each batch goes to one worker
+            results[index] = await judge_items(session, plan, batch)
+
+    workers = min(len(plan.batches), 2 * max(1, session.client.max_concurrency))
     async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(judge_items(session, plan, batch)) for batch in plan.batches]
-    return [row for task in tasks for row in task.result()]
+        for _ in range(workers):
+            group.create_task(worker())
+    return [row for rows in results for row in rows]
 
 
 MODES: dict[str, ModeRunner] = {
@@ -70,42 +85,79 @@ def register_mode(name: str, runner: ModeRunner) -> None:
     MODES[name] = runner
 
 
-def _planned_requests(
-    session: JudgeSession, plan: RunPlan, mode: str
-) -> list[tuple[ChatRequest, int]]:
-    """A run's first asks as they will be sent (conversation turns carry their history)."""
-    if mode == "conversation":
-        return planned_turns(session, plan)
-    return [
-        (
-            session.build_request(
+def _conversation_asks(
+    session: JudgeSession, plans: Sequence[RunPlan]
+) -> tuple[list[tuple[int, int]], int, ChatRequest | None]:
+    """Conversation mode's first asks: each turn with its history, looked up in the store."""
+    asks, stored, first = [], 0, None
+    for plan in plans:
+        for request, n_items in planned_turns(session, plan):
+            first = first or request
+            asks.append((estimate_message_tokens(request.messages, session.model), n_items))
+            key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
+            found = session.stored(key)
+            answered = found is not None and (found.reply is not None or session.settings.offline)
+            stored += answered
+    return asks, stored, first
+
+
+def _independent_asks(
+    session: JudgeSession, plans: Sequence[RunPlan]
+) -> tuple[list[tuple[int, int]], int, ChatRequest | None]:
+    """Every first ask's tokens without rendering it, and how many the store answers.
+
+    One request per variant is rendered (the first to be sent, kept to be sent as it is): its
+    tokens beyond the items' own texts (instructions, header, tags) are taken as every
+    request's overhead, to which each batch adds its items' texts. The store is asked how many
+    first asks of this judge, rubric, variant and run it answers, not request by request.
+    """
+    model, store = session.model, session.store
+    overhead: dict[str, int] = {}
+    asks, stored, first = [], 0, None
+    for plan in plans:
+        if not plan.batches:
+            continue
+        if plan.variant not in overhead:
+            batch = plan.batches[0]
+            sample = session.build_request(
                 batch.items, variant=plan.variant, run=plan.run, batch_label=batch.label
-            ),
-            len(batch.items),
-        )
-        for batch in plan.batches
-    ]
+            )
+            first = first or sample
+            session.rendered_ahead[(plan.variant, plan.run, batch.label, batch.ids)] = sample
+            texts = sum(estimate_text_tokens(text, model) for text in sample.shown)
+            overhead[plan.variant] = estimate_message_tokens(sample.messages, model) - texts
+        for batch in plan.batches:
+            texts = sum(
+                estimate_text_tokens(t, model) for t in session.rubric.shown_texts(batch.items)
+            )
+            asks.append((overhead[plan.variant] + texts, len(batch.items)))
+        if store is not None:
+            answered = store.answered(
+                model=model,
+                rubric=session.rubric.name,
+                variant=plan.variant,
+                run=plan.run,
+                endpoint=session.client.endpoint,
+                offline=session.settings.offline,
+            )
+            stored += min(answered, len(plan.batches))
+    return asks, stored, first
 
 
 def _estimate(
     session: JudgeSession, plans: Sequence[RunPlan], prices: Mapping[str, float] | None, mode: str
-) -> CostEstimate:
-    first_asks = []
-    unsent = []
-    for plan in plans:
-        for request, n_items in _planned_requests(session, plan, mode):
-            first_asks.append((request, n_items))
-            key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
-            stored = session.stored(key)
-            unsent.append(stored is None or (stored.reply is None and not session.settings.offline))
-    return estimate_cost(
-        first_asks,
-        unsent=unsent,
+) -> tuple[CostEstimate, ChatRequest | None]:
+    """The run's estimate and its first request as it will be sent."""
+    planned = _conversation_asks if mode == "conversation" else _independent_asks
+    asks, stored, first = planned(session, plans)
+    estimate = estimate_cost(
+        asks,
+        stored=stored,
         output_format=session.rubric.output_format,
         max_tokens=session.settings.max_tokens,
-        model=session.model,
         prices=prices,
     )
+    return estimate, first
 
 
 def _table(rows: list[Row], shuffle_seed: int | None) -> pd.DataFrame:
@@ -157,9 +209,8 @@ def preview(
         store = ResponseStore.open_readonly(store) if Path(store).is_file() else None
     session = JudgeSession(rubric, client, options.settings(client), store)
     try:
-        first = _planned_requests(session, plans[0], options.mode) if plans else []
-        estimate = _estimate(session, plans, options.prices, options.mode)
-        return (first[0][0] if first else None), estimate
+        estimate, first = _estimate(session, plans, options.prices, options.mode)
+        return first, estimate
     finally:
         if store is not None and store is not options.store:
             store.close()
@@ -237,7 +288,7 @@ async def ajudge(
 
     session = JudgeSession(rubric, client, chosen.settings(client), store, on_items_done=advance)
     try:
-        estimate = _estimate(session, plans, chosen.prices, chosen.mode)
+        estimate, _ = _estimate(session, plans, chosen.prices, chosen.mode)
         first_batch = next((batch for plan in plans for batch in plan.batches), None)
         if chosen.progress and first_batch is not None:
             described = describe_options(session.options(first_batch.ids, 1))

@@ -22,7 +22,11 @@ logger = logging.getLogger(__name__)
 
 
 class OfflineStoreMissError(LookupError):
-    """An offline run needed a reply the store does not hold."""
+    """An offline run needed a reply the store does not hold (``key``: the request's key)."""
+
+    def __init__(self, message: str, key: RequestKey | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class CallOutcome:
         replayed: True when the answer came from the store (no API call).
         failed_attempts: HTTP attempts behind a failed call (0 when there was a reply; a
             reply carries its own count).
+        request: The request this answers, with what it showed the judge (for the reader).
     """
 
     request_hash: str
@@ -70,9 +75,10 @@ class CallOutcome:
     error: str | None
     replayed: bool
     failed_attempts: int = 0
+    request: ChatRequest | None = None
 
     @classmethod
-    def replay(cls, stored: StoredCall) -> CallOutcome:
+    def replay(cls, stored: StoredCall, request: ChatRequest | None = None) -> CallOutcome:
         """The outcome a stored call gives again, without an API call."""
         return cls(
             stored.request_hash,
@@ -80,6 +86,7 @@ class CallOutcome:
             stored.error,
             replayed=True,
             failed_attempts=stored.failed_attempts,
+            request=request,
         )
 
 
@@ -103,6 +110,8 @@ class JudgeSession:
         store: Response store, or ``None`` to keep nothing.
         counters: Calls made, replayed and failed so far.
         on_items_done: Called with a number of items whenever a batch is final.
+        rendered_ahead: Requests rendered before their turn (the estimate's samples), keyed by
+            variant, run, batch label and item IDs; each is used once, when it is sent.
     """
 
     rubric: Rubric
@@ -111,6 +120,7 @@ class JudgeSession:
     store: ResponseStore | None = None
     counters: CallCounters = field(default_factory=CallCounters)
     on_items_done: Callable[[int], None] = lambda _count: None
+    rendered_ahead: dict[tuple[Any, ...], ChatRequest] = field(default_factory=dict)
 
     @property
     def model(self) -> str:
@@ -137,12 +147,20 @@ class JudgeSession:
     def build_request(
         self, items: Sequence[Item], *, variant: str, run: int, batch_label: str
     ) -> ChatRequest:
-        """Render one batch into the request that will be sent (the run is not in the prompt)."""
+        """Render one batch into the request that will be sent (the run is not in the prompt).
+
+        This is the only rendering of the batch (one rendered ahead is taken as it is): the
+        request carries the items' shown texts to the reader, which needs nothing else from it.
+        """
+        ahead = (variant, run, batch_label, tuple(item.id for item in items))
+        if (ready := self.rendered_ahead.pop(ahead, None)) is not None:
+            return ready
         messages = self.rubric.render(
             items, variant=variant, structured=self.settings.structured, batch_label=batch_label
         )
         options = self.options([item.id for item in items], run)
-        return ChatRequest(messages=tuple(messages), options=options)
+        shown = self.rubric.shown_texts(items)
+        return ChatRequest(messages=tuple(messages), options=options, shown=shown)
 
     def request_key(
         self, request: ChatRequest, *, variant: str, run: int, attempt: int
@@ -176,14 +194,15 @@ class JudgeSession:
         stored = self.stored(key)
         if stored is not None and (stored.reply is not None or self.settings.offline):
             self.counters.replayed += 1
-            return CallOutcome.replay(stored)
+            return CallOutcome.replay(stored, key.request)
         request_hash = key.hash
         if self.settings.offline:
             where = f"the store at {self.store.path}" if self.store is not None else "no store"
             raise OfflineStoreMissError(
                 f"offline run: no stored reply for rubric {key.rubric!r}, variant "
                 f"{key.variant!r}, model {key.model!r}, run {key.run}, attempt {key.attempt} "
-                f"(request {request_hash[:12]}; {where}). Re-run online to fill the store."
+                f"(request {request_hash[:12]}; {where}). Re-run online to fill the store.",
+                key,
             )
         if self.store is not None:
             self.store.record_request(key)
@@ -197,11 +216,16 @@ class JudgeSession:
             if self.store is not None:
                 self.store.record_error(request_hash, str(error), error.attempts)
             return CallOutcome(
-                request_hash, None, str(error), replayed=False, failed_attempts=error.attempts
+                request_hash,
+                None,
+                str(error),
+                replayed=False,
+                failed_attempts=error.attempts,
+                request=key.request,
             )
         if self.store is not None:
             self.store.record_reply(request_hash, reply)
-        return CallOutcome(request_hash, reply, None, replayed=False)
+        return CallOutcome(request_hash, reply, None, replayed=False, request=key.request)
 
 
 def describe_options(options: Mapping[str, Any]) -> str:

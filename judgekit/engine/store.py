@@ -12,6 +12,9 @@ Offline, the endpoint is not needed: a request is found by its endpoint-free ``b
 when the store holds it from one endpoint only. Rows written before endpoints were recorded
 (schema 1) have no endpoint and answer for any, as they always did.
 
+The instructions (system messages) are stored once per distinct text in their own table and
+referred to by digest from each request; :meth:`ResponseStore.rows` gives the full messages.
+
 One process writes a store at a time (:mod:`judgekit.engine.storelock`); schema changes are
 numbered migrations (:mod:`judgekit.engine.migrations`).
 
@@ -22,6 +25,7 @@ A store is shared beside a notebook with :meth:`ResponseStore.export` (a single 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import sqlite3
 import threading
@@ -36,7 +40,14 @@ from judgekit.engine.keys import RequestKey, canonical_json
 from judgekit.engine.migrations import SCHEMA_VERSION, migrate, schema_version
 from judgekit.types import ChatReply, Usage, UsageError
 
-__all__ = ["SCHEMA_VERSION", "RequestKey", "ResponseStore", "StoredCall", "canonical_json"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "RequestKey",
+    "ResponseStore",
+    "StoreWriteError",
+    "StoredCall",
+    "canonical_json",
+]
 
 _COLUMNS: tuple[str, ...] = (
     "request_hash",
@@ -68,6 +79,10 @@ _COLUMNS: tuple[str, ...] = (
 )
 
 
+class StoreWriteError(RuntimeError):
+    """The store file could not be written (a full disk, a read-only folder); names the file."""
+
+
 @dataclass(frozen=True)
 class StoredCall:
     """A finished request as recorded: its reply, or the error that ended it."""
@@ -96,6 +111,7 @@ class ResponseStore:
         self.path = Path(path)
         self.readonly = _readonly_connection is not None
         self._lock = threading.Lock()
+        self._instructions: dict[str, str] = {}  # text -> digest of those already stored
         if _readonly_connection is not None:
             self._db = _readonly_connection
             return
@@ -167,11 +183,18 @@ class ResponseStore:
         if self.readonly:
             raise PermissionError(f"{self.path} was opened read-only")
         with self._lock:
-            self._db.execute(sql, params)
+            try:
+                self._db.execute(sql, params)
+            except sqlite3.OperationalError as exc:  # "database or disk is full", I/O errors
+                raise StoreWriteError(
+                    f"{self.path}: cannot write the response store ({exc}); the replies stored so "
+                    "far are kept: free space there, or give another --store, and rerun"
+                ) from None
 
     def record_request(self, key: RequestKey) -> str:
         """Write a request as pending (or reset a failed one) and return its hash."""
         request_hash = key.hash
+        messages = [self._by_reference(message) for message in key.request.messages]
         self._write(
             "INSERT INTO requests (request_hash, state, rubric, variant, model, run, attempt,"
             " options, messages, requested_at, endpoint, base_hash)"
@@ -186,13 +209,29 @@ class ResponseStore:
                 key.run,
                 key.attempt,
                 canonical_json(dict(key.request.options)),
-                canonical_json([dict(m) for m in key.request.messages]),
+                canonical_json(messages),
                 _now(),
                 key.endpoint,
                 key.base_hash,
             ),
         )
         return request_hash
+
+    def _by_reference(self, message: Mapping[str, str]) -> dict[str, str]:
+        """A system message as a reference to its text in ``instructions`` (stored once)."""
+        content = message.get("content")
+        if message.get("role") != "system" or not isinstance(content, str):
+            return dict(message)
+        digest = self._instructions.get(content)
+        if digest is None:
+            digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
+            self._write(
+                "INSERT INTO instructions (digest, content) VALUES (?, ?)"
+                " ON CONFLICT(digest) DO NOTHING",
+                (digest, content),
+            )
+            self._instructions[content] = digest
+        return {**{k: v for k, v in message.items() if k != "content"}, "instructions": digest}
 
     def record_reply(self, request_hash: str, reply: ChatReply) -> None:
         """Store the reply to a recorded request (committed immediately)."""
@@ -236,6 +275,14 @@ class ResponseStore:
             ).fetchone()
         return None if row is None else _stored_call(row)
 
+    def state(self, request_hash: str) -> str | None:
+        """``pending``, ``ok`` or ``error`` for a recorded request; ``None`` if never recorded."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT state FROM requests WHERE request_hash=?", (request_hash,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def find(self, key: RequestKey, *, offline: bool = False) -> StoredCall | None:
         """The finished call answering ``key``, or ``None``.
 
@@ -266,6 +313,28 @@ class ResponseStore:
             )
         return _stored_call(rows[0][:-1])
 
+    def answered(
+        self, *, model: str, rubric: str, variant: str, run: int, endpoint: str, offline: bool
+    ) -> int:
+        """How many first asks (attempt 1) of this judge, rubric, variant and run are answered.
+
+        Online, a request counts when it has a reply from ``endpoint`` (or from before
+        endpoints were recorded); offline, a reply or a final error from any endpoint counts,
+        since both are replayed. The estimate reads this instead of looking up every request.
+        """
+        sql = (
+            "SELECT COUNT(*) FROM requests WHERE model=? AND rubric=? AND variant=? AND run=?"
+            " AND attempt=1"
+        )
+        params: list[Any] = [model, rubric, variant, run]
+        if offline:
+            sql += " AND state != 'pending'"
+        else:
+            sql += " AND state = 'ok' AND endpoint IN (?, '')"
+            params.append(endpoint)
+        with self._lock:
+            return int(self._db.execute(sql, params).fetchone()[0])
+
     def counts(self) -> dict[str, int]:
         """Number of requests per state (``pending``, ``ok``, ``error``)."""
         with self._lock:
@@ -274,14 +343,20 @@ class ResponseStore:
         return {state: int(found.get(state, 0)) for state in ("pending", "ok", "error")}
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        """Every stored request as a dict of column -> value, in request order."""
+        """Every stored request as a dict of column -> value, in request order.
+
+        ``messages`` holds the full messages, the instructions written out again.
+        """
         with self._lock:
+            instructions = dict(self._db.execute("SELECT digest, content FROM instructions"))
             cursor = self._db.execute(
                 f"SELECT {', '.join(_COLUMNS)} FROM requests ORDER BY requested_at, request_hash"
             )
             fetched = cursor.fetchall()
         for values in fetched:
-            yield dict(zip(_COLUMNS, values, strict=True))
+            row = dict(zip(_COLUMNS, values, strict=True))
+            row["messages"] = _written_out(row["messages"], instructions)
+            yield row
 
     def export(self, path: str | Path) -> Path:
         """Write the whole store to one portable file and return its path.
@@ -355,6 +430,17 @@ def _stored_call(row: Sequence[Any]) -> StoredCall | None:
         refusal=row[14],
     )
     return StoredCall(request_hash, reply, None)
+
+
+def _written_out(messages: str, instructions: Mapping[str, str]) -> str:
+    """Stored messages (JSON) with every instructions reference replaced by its text."""
+    if '"instructions":' not in messages:
+        return messages
+    full = []
+    for message in json.loads(messages):
+        digest = message.pop("instructions", None)
+        full.append(message if digest is None else {**message, "content": instructions[digest]})
+    return canonical_json(full)
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,8 +25,6 @@ _TAGS = "think|thinking|reasoning"
 _BLOCK = re.compile(rf"<({_TAGS})>.*?</\1>", re.IGNORECASE | re.DOTALL)
 _CLOSE = re.compile(rf"</(?:{_TAGS})>", re.IGNORECASE)
 _OPEN = re.compile(rf"<(?:{_TAGS})>", re.IGNORECASE)
-_ITEM = re.compile(r'<item id="[^"]*">(.*?)</item>', re.DOTALL)
-_FIELD_TAG = re.compile(r"</?[A-Za-z_][\w.-]*>")
 _DECORATION = re.compile(r"^[\s>*_`]+|[\s*_`]+$")
 _EXAMPLE_LINE = re.compile(r"[^\s,]+\s*,\s*-?\d+")
 _FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
@@ -89,19 +86,18 @@ class Echoes:
 
     @classmethod
     def from_request(cls, request: ChatRequest | None) -> Echoes:
-        """Collect the item texts and the format example of a rendered request."""
+        """Collect the item texts (``request.shown``) and the format example of a request."""
         if request is None:
             return cls()
-        item_texts: list[str] = []
+        item_texts = request.shown
         example: list[str] = []
         instructions = ""
         for message in request.messages:
-            content = str(message.get("content") or "")
-            for block in _ITEM.findall(content):
-                item_texts.append(html.unescape(_FIELD_TAG.sub("\n", block)))
-            if message.get("role") == "system" and not instructions:
+            if message.get("role") == "system":
+                content = str(message.get("content") or "")
                 example = _example_lines(content.split("\n"))
                 instructions = " ".join(content.split())
+                break
         lines = {normalise_line(line) for text in item_texts for line in text.split("\n")}
         lines.discard("")
         joined = " ".join(" ".join(text.split()) for text in item_texts)

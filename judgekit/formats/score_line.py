@@ -1,16 +1,20 @@
 """Single-item "explanation, then ``SCORE: N``" replies (seed 004) and their JSON form.
 
-A score line is a line that is only a label (``SCORE``, any case, ``Final score``; ``Grade`` /
-``Rating`` as named synonyms; Prometheus' ``[RESULT] N``), ``:`` or ``=``, and a number
-(optionally ``[N]`` or MT-Bench's ``[[N]]``, ``N/max``, ``N out of max``, a trailing period or
-a worded comment). A label inside a sentence is prose.
+The rubric's ``score_marker`` says how the prompt asks for the score (``SCORE: N`` by default,
+``Rating: [[N]]``, ``[RESULT] N``, ``{"score": N}``). Every rating the reply writes is a
+candidate (:mod:`judgekit.formats.candidates`): a label and a number alone on its line, closing
+a paragraph or opening a line with a comment is taken; inside a sentence only the asked
+``[[N]]`` is; the whole reply being a number, or one first-person rating phrase when nothing
+else is there, is taken too. Quoted examples, text copied from the request, ratings of
+something else and conditional ratings never are.
 The JSON form ``{"explanation": "...", "score": n}`` is read too, and JSON objects and lines
 are merged: several readings with one value are read once (``multiple_score_lines``), readings
 with different values make the item INCONSISTENT with every value in ``details`` — never "the
 last one wins", which is what an echoed line or a run-on invented example would exploit. A
-line or object copied from the item's own text is no evidence (``echoed_text_ignored``). A
-different score given in prose after the answer makes the item INCONSISTENT too
-(:mod:`judgekit.formats.revisions`).
+rating of something else or a conditional one with another value is a second verdict too. A
+different score given in prose after the answer makes the item INCONSISTENT
+(:mod:`judgekit.formats.revisions`). Every refusal names the candidate it saw and why it was
+not taken.
 """
 
 from __future__ import annotations
@@ -20,15 +24,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judgekit.formats.candidates import Candidate, describe, find_candidates, is_english_label
 from judgekit.formats.common import (
-    NUMBER_PATTERN,
     describe_value,
     find_json_values,
     json_number,
     key_values,
     lookup_key,
     note_json_surroundings,
-    text_number,
     unparseable_reason,
     unwrap,
     verdict_for_value,
@@ -40,21 +43,22 @@ from judgekit.formats.spec import FormatSpec, register
 from judgekit.formats.tolerances import ToleranceLog
 from judgekit.types import Criterion, ItemVerdict, Scale, Status
 
-_DECORATION = r"(?P<decoration>[\s>*_#\-]*)"
-_SCORE_LINE = re.compile(
-    rf"{_DECORATION}(?P<label>(?P<final>final\s+)?score|grade|rating|(?P<result>\[result\]))"
-    r"[\s*_]*(?(result)(?P<tag_sep>[:=])?|(?P<sep>[:=]))[\s*_]*"
-    rf"(?P<open>\[)?(?P<double>\[)?\s*(?P<number>{NUMBER_PATTERN})\s*(?(double)\])(?(open)\])"
-    r"(?:\s*(?:/|out\s+of)\s*(?P<den>\d+))?(?P<period>\s*\.)?"
-    r"(?P<comment>\s*\([^()\d\n]*\)|\s+[-–—]\s+[^\W\d][^\d\n]*)?[\s*_]*",
-    re.IGNORECASE,
-)
-_LABEL_ONLY = re.compile(rf"{_DECORATION}(?:final\s+)?score[\s*_]*[:=].*", re.IGNORECASE)
+_LABEL_ONLY = re.compile(r"[\s>*_#\-]*(?:final\s+)?score[\s*_]*[:=].*", re.IGNORECASE)
 _EXPLANATION_LABEL = re.compile(
     r"^\W*(?:explanation|evaluation|reasoning|justification)\W*:\s*", re.IGNORECASE
 )
-_RESULT_TAG = re.compile(r"(?<=\S)\s+(?=\[RESULT\]\s*\S+\s*$)", re.IGNORECASE)
+_DECIMAL = re.compile(r"\d\.\d")
+_EQUALS = re.compile(r"[\s*_]*=")
 _FENCE_LINE = re.compile(r"\s*(?:```|~~~)[A-Za-z0-9_+-]*\s*")
+_PLACE_TOLERANCE = {
+    "closing": "score_closes_paragraph",
+    "opening": "score_comment",
+    "sentence": "score_in_sentence",
+    "whole": "bare_score",
+    "phrase": "rating_in_prose",
+}
+#: Problems that make a candidate a second verdict when its value differs from the answer.
+_SECOND_VERDICT = ("other", "conditional")
 
 
 @dataclass(frozen=True)
@@ -69,43 +73,148 @@ class _Reading:
 
 
 def parse(reply: ReplyInput) -> tuple[ItemVerdict, ...]:
-    """Read an explanation followed by ``SCORE: N`` (or the JSON form) for one item."""
+    """Read an explanation followed by the rubric's score marker (or the JSON form)."""
     (item_id,) = reply.item_ids
     log = reply.log
-    readings = _json_readings(reply) + _line_readings(reply)
-    if any(r.value is not None for r in readings):  # a quoted schema holds no number
-        readings = [r for r in readings if r.value is not None]
-    own = [r for r in readings if not r.echoed]
+    json_readings = _json_readings(reply)
+    candidates = find_candidates(reply)
+    taken = [c for c in candidates if c.taken]
+    if taken or any(r.value is not None for r in json_readings):  # a quoted schema: no number
+        json_readings = [r for r in json_readings if r.value is not None]
+    own = [r for r in json_readings if not r.echoed] + [_reading(reply, c) for c in taken]
     if not own:
-        if readings:
-            reason = (
-                "the only score line repeats an item's text or the prompt's example, so it is "
-                "not the judge's answer"
-            )
-            raw = "\n".join(r.raw for r in readings)
-            return (ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, raw),)
-        return (ItemVerdict.unscored(item_id, Status.UNPARSEABLE, _why_none(reply), reply.text),)
-    if len(own) < len(readings):
+        return (_unread(reply, item_id, json_readings, candidates),)
+    if len(own) < len(json_readings) + len(taken) or any(
+        c.problem in ("echoed", "example") for c in candidates
+    ):
         log.add("echoed_text_ignored")
     if len({(r.value, r.out_of) for r in own}) > 1:
-        values = [None if r.value is None else describe_value(r.value) for r in own]
-        reason = f"the reply gives {len(own)} different scores {values}; none is chosen"
-        raw = "\n".join(r.raw for r in own)
-        return (ItemVerdict.unscored(item_id, Status.INCONSISTENT, reason, raw, values=values),)
-    if len(own) > 1:
-        log.add("multiple_score_lines")
+        return (_inconsistent(item_id, own),)
     chosen = own[-1]
     if chosen.value is None:
         reason = f"the score in {chosen.raw!r} is not a number"
         return (ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, chosen.raw),)
+    other = [c for c in candidates if c.problem in _SECOND_VERDICT and c.value != chosen.value]
+    if other:
+        first = other[0]
+        reason = (
+            f"two ratings, {describe_value(chosen.value)} and {describe_value(first.value)}: "
+            f"{describe(first)}; none is chosen"
+        )
+        values = [describe_value(chosen.value), describe_value(first.value)]
+        raw = "\n".join([chosen.raw, first.raw])
+        return (ItemVerdict.unscored(item_id, Status.INCONSISTENT, reason, raw, values=values),)
+    if len(own) > 1:
+        log.add("multiple_score_lines")
+    _note_candidates(reply, taken, log)
     explanation = next((r.explanation for r in own if r.explanation), "")
     verdict = verdict_for_value(
         item_id, chosen.value, reply.scale, raw=chosen.raw, judge_reason=explanation,
         out_of=chosen.out_of, log=log,
     )  # fmt: skip
-    ends = [at + len(r.raw) for r in own if (at := reply.text.rfind(r.raw)) >= 0]
+    ends = [c.end for c in taken]
+    ends += [at + len(r.raw) for r in own if (at := reply.text.rfind(r.raw)) >= 0]
     end = max(ends, default=len(reply.text))
     return (overrule(verdict, revisions(after_answer(reply, end)), reply.scale),)
+
+
+def _reading(reply: ReplyInput, candidate: Candidate) -> _Reading:
+    """A taken candidate as a reading; the explanation is the prose before it."""
+    prose = reply.text[: candidate.start]
+    if candidate.place in ("line", "opening"):
+        prose = prose[: prose.rfind("\n") + 1] if "\n" in prose else ""
+    prose = "\n".join(line for line in prose.split("\n") if not _FENCE_LINE.fullmatch(line))
+    explanation = _EXPLANATION_LABEL.sub("", prose.strip())
+    return _Reading(candidate.value, candidate.raw, candidate.out_of, explanation)
+
+
+def _inconsistent(item_id: str, own: list[_Reading]) -> ItemVerdict:
+    """Several different scores: every value named, none chosen."""
+    values = [None if r.value is None else describe_value(r.value) for r in own]
+    first = {v: r.raw for v, r in reversed(list(zip(values, own, strict=True)))}
+    shown = [f"{v} (`{raw}`)" for v, raw in reversed(list(first.items()))]
+    count = "two" if len(shown) == 2 else str(len(shown))
+    reason = f"{count} ratings, {', '.join(shown[:-1])} and {shown[-1]}; none is chosen"
+    raw = "\n".join(r.raw for r in own)
+    return ItemVerdict.unscored(item_id, Status.INCONSISTENT, reason, raw, values=values)
+
+
+def _unread(
+    reply: ReplyInput, item_id: str, json_readings: list[_Reading], candidates: list[Candidate]
+) -> ItemVerdict:
+    """No verdict: name the candidates seen and why none was taken, in one line."""
+    if candidates:
+        reason = "; ".join(dict.fromkeys(describe(c) for c in candidates[-2:]))
+        raw = "\n".join(c.raw for c in candidates)
+        return ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, raw)
+    if json_readings:
+        reason = (
+            "the only score line repeats an item's text or the prompt's example, so it is "
+            "not the judge's answer"
+        )
+        raw = "\n".join(r.raw for r in json_readings)
+        return ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, raw)
+    return ItemVerdict.unscored(item_id, Status.UNPARSEABLE, _why_none(reply), reply.text)
+
+
+def _note_candidates(reply: ReplyInput, taken: list[Candidate], log: ToleranceLog) -> None:
+    """Record how the taken candidates depart from the rubric's marker alone on its line."""
+    text = reply.text
+    if any(_FENCE_LINE.fullmatch(line) for line in text.split("\n")):
+        log.add("markdown_fence")
+    for candidate in taken:
+        if candidate.place in _PLACE_TOLERANCE:
+            log.add(_PLACE_TOLERANCE[candidate.place])
+        _note_label(candidate.label, reply, log)
+        line_start = text.rfind("\n", 0, candidate.start) + 1
+        line_end = text.find("\n", candidate.end)
+        line = text[line_start : len(text) if line_end < 0 else line_end]
+        after = text[candidate.end : len(text) if line_end < 0 else line_end]
+        if "[" in candidate.raw[len(candidate.label) :] and not reply.marker.brackets:
+            log.add("score_in_brackets")
+        if _EQUALS.match(candidate.raw, len(candidate.label)):
+            log.add("separator_equals")
+        if candidate.value.is_integer() and _DECIMAL.search(candidate.raw):
+            log.add("decimal_notation")
+        if after.lstrip(" *_").startswith(".") and candidate.place == "line":
+            log.add("trailing_period")
+        if "*" in line or "__" in line or "`" in line:
+            log.add("markdown_emphasis")
+        if line.lstrip().startswith(("#", ">")):
+            log.add("line_decoration")
+    ends = [_reading_end(text, c) for c in taken]
+    if text[max(ends, default=len(text)) :].strip(" \n*_`.。"):
+        log.add("text_after_score")
+
+
+def _reading_end(text: str, candidate: Candidate) -> int:
+    """Where a taken candidate's reading ends: its line for a score line, else the candidate."""
+    if candidate.place not in ("line", "opening"):
+        return candidate.end
+    line_end = text.find("\n", candidate.end)
+    return len(text) if line_end < 0 else line_end
+
+
+def _note_label(label: str, reply: ReplyInput, log: ToleranceLog) -> None:
+    """Record how a label departs from the marker's (``Score:`` for ``SCORE: N``)."""
+    asked = reply.marker.label
+    folded = " ".join(label.casefold().split())
+    if not label or label == asked:
+        return
+    if not asked:  # an unlabelled marker ([[N]]): any label is the judge's wording
+        if not is_english_label(label):
+            log.add("score_label_language")
+        return
+    if folded == asked.casefold():
+        log.add("score_label_case")
+    elif folded == "[result]":
+        log.add("result_tag")
+    elif not is_english_label(label):
+        log.add("score_label_language")
+    elif folded.startswith(("final", "overall", "total")):
+        log.add("final_score_label")
+    else:
+        log.add("score_label_synonym")
 
 
 def _json_readings(reply: ReplyInput) -> list[_Reading]:
@@ -142,77 +251,12 @@ def _json_readings(reply: ReplyInput) -> list[_Reading]:
     return readings
 
 
-def _line_readings(reply: ReplyInput) -> list[_Reading]:
-    """Readings from ``SCORE: N`` lines; the explanation is the prose before the first one."""
-    # Prometheus ends its feedback line with the tag: "Feedback: ... [RESULT] 2"
-    lines = [part for line in reply.lines() for part in _RESULT_TAG.split(line, maxsplit=1)]
-    if any(_FENCE_LINE.fullmatch(line) for line in lines):
-        reply.log.add("markdown_fence")
-        lines = [line for line in lines if not _FENCE_LINE.fullmatch(line)]
-    readings: list[_Reading] = []
-    first = None
-    for number, line in enumerate(lines):
-        match = _SCORE_LINE.fullmatch(line)
-        if match is None:
-            continue
-        echoed = reply.echoes.has_line(line)
-        log = ToleranceLog() if echoed else reply.log
-        _note_line_tolerances(match, log)
-        value = text_number(match["number"], log)
-        out_of = int(match["den"]) if match["den"] is not None else None
-        if first is None and not echoed:
-            first = number
-        readings.append(_Reading(value, match.group(0).strip(), out_of, "", echoed))
-    own_lines = [n for n, line in enumerate(lines) if _is_own_score(line, reply)]
-    trailing = own_lines and any(line.strip() for line in lines[own_lines[-1] + 1 :])
-    if trailing and not any(r.echoed for r in readings):
-        reply.log.add("text_after_score")
-    if first is not None and readings:
-        prose = "\n".join(line for line in lines[:first] if not _SCORE_LINE.fullmatch(line))
-        explanation = _EXPLANATION_LABEL.sub("", prose.strip())
-        readings = [
-            r if r.echoed else _Reading(r.value, r.raw, r.out_of, explanation, r.echoed)
-            for r in readings
-        ]
-    return readings
-
-
-def _is_own_score(line: str, reply: ReplyInput) -> bool:
-    """Whether a line is a score line the judge wrote (not a copy of the item's text)."""
-    return bool(_SCORE_LINE.fullmatch(line)) and not reply.echoes.has_line(line)
-
-
 def _why_none(reply: ReplyInput) -> str:
     """Why no score was read: a label line with no clean number, or nothing at all."""
     labelled = [line.strip() for line in reply.lines() if _LABEL_ONLY.fullmatch(line)]
     if labelled:
         return f"the SCORE line is not just a number on the scale: {labelled[-1]!r}"
-    return unparseable_reason(reply.text, "'SCORE: N' line")
-
-
-def _note_line_tolerances(match: re.Match[str], log: ToleranceLog) -> None:
-    """Record how a SCORE line departs from a bare ``SCORE: N``."""
-    label = match["label"]
-    if match["result"]:
-        log.add("result_tag")
-    elif match["final"]:
-        log.add("final_score_label")
-    elif label.casefold() != "score":
-        log.add("score_label_synonym")
-    elif label != "SCORE":
-        log.add("score_label_case")
-    if "=" in (match["sep"], match["tag_sep"]):
-        log.add("separator_equals")
-    if match["open"]:
-        log.add("score_in_brackets")
-    if match["period"]:
-        log.add("trailing_period")
-    if match["comment"]:
-        log.add("score_comment")
-    if "*" in match.group(0) or "__" in match.group(0):
-        log.add("markdown_emphasis")
-    if any(mark in match["decoration"] for mark in "#>"):
-        log.add("line_decoration")
+    return unparseable_reason(reply.text, f"rating ({reply.marker.text} or a score line)")
 
 
 def schema(scale: Scale, item_ids: Sequence[str], criteria: Sequence[Criterion]) -> dict[str, Any]:

@@ -69,7 +69,7 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         "json_comment": "the JSON held // comments, which were ignored",
         # score_line
         "score_label_case": "the label was not written exactly 'SCORE:' (e.g. 'Score:')",
-        "final_score_label": "the label was 'Final score:'",
+        "final_score_label": "the label was 'Final score:' (or 'Overall score:', 'Total score:')",
         "score_in_brackets": "the score was in square brackets ('SCORE: [3]', 'Rating: [[3]]')",
         "rating_key_synonym": "the JSON gave the rating under 'score' instead of 'rating'",
         "result_tag": "the score followed Prometheus' '[RESULT]' tag instead of 'SCORE:'",
@@ -77,6 +77,14 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         "trailing_period": "a period followed the score ('SCORE: 3.')",
         "line_decoration": "the SCORE line carried a heading or quote mark ('### SCORE: 4')",
         "multiple_score_lines": "several SCORE lines or JSON answers, all with the same value",
+        "score_closes_paragraph": "the score closed a paragraph of prose ('... is low. "
+        "Rating: [[2]]') instead of standing on its own line",
+        "score_in_sentence": "the rubric's double-bracketed marker was read inside a sentence "
+        "('I would rate it [[6]].', '評価は[[7]]です。')",
+        "score_label_language": "the label was written in another language ('総合点', '评分')",
+        "bare_score": "the whole reply was the score ('[[8]]', '[4]', '7')",
+        "rating_in_prose": "no marker, but one first-person rating phrase ('I would rate the "
+        "response a 9 out of 10')",
         "text_after_score": "text followed the last SCORE line",
         # direct_scoring_json
         "criterion_name_case": "a criterion name matched only when case and spacing are ignored",

@@ -243,6 +243,14 @@ class JinjaRubric:
         user = environment().get_template("common/user.j2").render(context).rstrip()
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
+    def shown_texts(self, items: Sequence[Item]) -> tuple[str, ...]:
+        """Per item, the text :meth:`render` shows the judge: its shown columns, one per line.
+
+        The engine puts these in :attr:`ChatRequest.shown`, so the reader knows what the judge
+        was shown without parsing the rendered messages.
+        """
+        return tuple("\n".join(self._item_view(item)["fields"].values()) for item in items)
+
     def response_schema(self, item_ids: Sequence[str]) -> dict[str, Any]:
         """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""
         return get_format(self.output_format).schema(self.scale, item_ids, self.criteria)

@@ -59,6 +59,10 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+    # Headers and body leave in one write, with Nagle's algorithm off: written in two small
+    # segments with Nagle on, the second waits for the client's delayed ACK (~40 ms a reply).
+    disable_nagle_algorithm = True
+    wbufsize = -1  # buffered; http.server flushes after each request
 
     def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet: the request log is the record."""

@@ -14,7 +14,15 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._bootstrap import CI, as_generator, unit_ci, unit_weights, wilson_ci
+from judgekit.stats._bootstrap import (
+    CI,
+    as_generator,
+    cluster_table,
+    cluster_weights,
+    unique_patterns,
+    unit_ci,
+    wilson_ci,
+)
 from judgekit.stats._prep import (
     Columns,
     ScaleLike,
@@ -219,15 +227,22 @@ def min_kappa_interval(
     k = len(levels)
     stat = kappa_stat(disagreement_weights(levels, weights, weight_basis))
     clusters = cluster_codes(wide.index, item_clusters(df, columns))
-    draws = unit_weights(len(wide), clusters, ci.n_boot, as_generator(ci.seed))
+    # Each item as its variants' level codes (-1: not scored); the replicates count how often
+    # each distinct row is drawn, cluster by cluster (each item its own cluster when
+    # unclustered), in chunks: no (replicates x items) matrix, the draws of the dense one.
+    codes = np.full(wide.shape, -1, dtype=np.int64)
+    for j, column in enumerate(wide.columns):
+        scored = wide[column].notna().to_numpy()
+        codes[scored, j] = level_codes(wide.loc[scored, column], levels)
+    patterns, _, pattern_of_item = unique_patterns(codes)
+    groups = np.arange(len(wide)) if clusters is None else clusters
+    table = cluster_table(pattern_of_item.astype(np.int64), groups, len(patterns))
+    draws = cluster_weights(table, ci.n_boot, as_generator(ci.seed))
     replicates = []
-    for first, second in combinations(wide.columns, 2):
-        both = wide[[first, second]].notna().all(axis=1).to_numpy()
-        codes = np.full(len(wide), -1)
-        a, b = (level_codes(wide.loc[both, c], levels) for c in (first, second))
-        codes[both] = a * k + b
-        onehot = np.zeros((len(wide), k * k))
-        onehot[np.flatnonzero(both), codes[both]] = 1.0
+    for first, second in combinations(range(len(wide.columns)), 2):
+        both = (patterns[:, first] >= 0) & (patterns[:, second] >= 0)
+        onehot = np.zeros((len(patterns), k * k))
+        onehot[np.flatnonzero(both), patterns[both, first] * k + patterns[both, second]] = 1.0
         replicates.append(stat(draws @ onehot))
     if not replicates:
         return np.nan, np.nan

@@ -85,6 +85,10 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     tpm: Annotated[float | None, typer.Option(help="Tokens per minute budget.")] = None,
     timeout: Annotated[float | None, typer.Option(help="Seconds per HTTP attempt.")] = None,
     max_retries: Annotated[int | None, typer.Option(help="Retries of a failed call.")] = None,
+    endpoint_name: Annotated[
+        str | None,
+        typer.Option(help="Name the endpoint in the store (replay when its URL or port moves)."),
+    ] = None,
     max_reasks: Annotated[int, typer.Option(help="Re-asks of unusable rows.")] = 2,
     max_unscored: Annotated[
         int, typer.Option(help="Rows allowed without a score from an unusable reply.")
@@ -106,17 +110,27 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     encoding: Annotated[str | None, typer.Option(help="Force the file's encoding.")] = None,
     sep: Annotated[str | None, typer.Option(help="Force the file's separator.")] = None,
     sheet: Annotated[str | None, typer.Option(help="Worksheet of an xlsx file.")] = None,
+    batch_api: Annotated[
+        bool, typer.Option(help="Judge through the provider's Batch API (resumable).")
+    ] = False,
+    write_requests: Annotated[
+        Path | None, typer.Option(help="Write the requests as batch JSONL (vllm run-batch).")
+    ] = None,
+    prices: Annotated[
+        str | None, typer.Option(help="USD per 1M input,output tokens for the estimate.")
+    ] = None,
 ) -> None:
     """Judge your items with a rubric; write a study folder or a judgments table.
 
     With no OPENAI_API_KEY, OPENAI_BASE_URL, --base-url or --provider, the local model judges.
     """
     from judgekit.engine import JudgeOptions
+    from judgekit.workflows.batch import parse_prices
     from judgekit.workflows.cli_judge import JudgeCommand, execute
     from judgekit.workflows.clients import EndpointOptions
 
     endpoint = EndpointOptions(
-        model, base_url, provider, max_concurrency, rpm, tpm, timeout, max_retries
+        model, base_url, provider, max_concurrency, rpm, tpm, timeout, max_retries, endpoint_name
     )
     judging = JudgeOptions(
         runs=runs,
@@ -131,12 +145,37 @@ def judge(  # long only because typer reads one parameter per flag from the sign
         context_tokens=context_tokens,
         shuffle_seed=shuffle_seed,
         offline=offline,
+        prices=parse_prices(prices),
     )
     command = JudgeCommand(
         items, rubric, output, study, id_score_csv, labels_column, limit, encoding, sep, sheet,
-        max_unscored, dry_run, endpoint, judging,
+        max_unscored, dry_run, endpoint, judging, batch_api=batch_api,
+        write_requests=write_requests,
     )  # fmt: skip
     execute(command)
+
+
+@app.command()
+def status(
+    study: Annotated[Path, typer.Argument(help="Study folder or response store file.")],
+    live: Annotated[bool, typer.Option(help="Ask the endpoint for each batch's state.")] = True,
+) -> None:
+    """Show the store's replies and each Batch API batch's state and counts."""
+    from judgekit.workflows.batch import show_status
+
+    show_status(study, sys.stdout, live=live)
+
+
+@app.command()
+def ingest(
+    results: Annotated[Path, typer.Argument(help="Batch results JSONL (vllm run-batch output).")],
+    study: Annotated[Path | None, typer.Option(help="Study folder whose store gets them.")] = None,
+    store: Annotated[Path | None, typer.Option(help="Response store that gets them.")] = None,
+) -> None:
+    """Record a batch results file under the request hashes --write-requests wrote."""
+    from judgekit.workflows.requests_file import ingest as ingest_file
+
+    ingest_file(results, study, store, sys.stderr)
 
 
 @rubrics_app.callback()
@@ -185,11 +224,80 @@ def rubrics_show(
 @app.command()
 def report(
     study: Annotated[Path, typer.Argument(help="Study folder written by `judgekit judge`.")],
+    html: Annotated[
+        bool, typer.Option("--html", help="Also write report/report.html (no Jupyter needed).")
+    ] = False,
 ) -> None:
     """Run the analysis notebooks on a study folder; print where they and the figures are."""
     from judgekit.workflows.report import run_report
 
     run_report(study)
+    if html:
+        from judgekit.workflows.html_report import write_html_report
+
+        typer.echo(f"html report: {write_html_report(study)}", err=True)
+
+
+@app.command("export")
+def export_(
+    study: Annotated[Path, typer.Argument(help="Study folder to pack.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Bundle to write (.zip, or a new folder).")
+    ],
+) -> None:
+    """Pack a study (items, settings, prompts, store, labels, report) with a sha256 manifest."""
+    from judgekit.workflows.bundle import export_study
+
+    typer.echo(f"bundle written: {export_study(study, output)}")
+
+
+@app.command()
+def verify(
+    bundle: Annotated[Path, typer.Argument(help="Bundle (.zip or folder) from `judgekit export`.")],
+    html: Annotated[
+        Path | None, typer.Option(help="Also write the re-executed report as HTML here.")
+    ] = None,
+) -> None:
+    """Re-run a bundled study offline (0 calls) and compare every table with the bundle's."""
+    from judgekit.workflows.errors import RunFailed
+    from judgekit.workflows.verify import verify_bundle
+
+    result = verify_bundle(bundle, sys.stderr, html)
+    for line in result.checked:
+        typer.echo(f"checked: {line}")
+    for line in result.library_changes:
+        typer.echo(f"library version differs: {line}")
+    for line in result.problems:
+        typer.echo(f"DIFFERS: {line}")
+    if not result.ok:
+        raise RunFailed(
+            f"{bundle}: {len(result.problems)} difference(s); first: {result.problems[0]}"
+        )
+    typer.echo(f"{bundle}: verified, every check passed")
+
+
+@app.command()
+def compare(
+    baseline: Annotated[Path, typer.Argument(help="Folder of baseline tables (*.csv).")],
+    run: Annotated[Path, typer.Argument(help="Run folder holding the fresh tables.")],
+    rtol: Annotated[float, typer.Option(help="Relative tolerance for numbers.")] = 1e-6,
+    atol: Annotated[float, typer.Option(help="Absolute tolerance for numbers.")] = 1e-9,
+) -> None:
+    """Compare a run's tables with a baseline's (numbers within a tolerance, clocks skipped)."""
+    from judgekit.data.compare import Tolerance, compare_folders, differing_tables
+    from judgekit.workflows.errors import RunFailed
+
+    for folder in (baseline, run):
+        if not folder.is_dir():
+            raise UsageError(f"{folder} is not a folder")
+    count, problems = compare_folders(baseline, run, Tolerance(rtol=rtol, atol=atol))
+    if count == 0:
+        raise UsageError(f"no *.csv under {baseline}")
+    for problem in problems:
+        typer.echo(problem)
+    typer.echo(f"{count - len(differing_tables(problems))} of {count} tables match {baseline}")
+    if problems:
+        raise RunFailed(f"{len(differing_tables(problems))} table(s) differ from {baseline}")
 
 
 @app.command()
@@ -231,11 +339,22 @@ def simulate(
         Path | None, typer.Option("--config", help="Simulator YAML (oracle, faults).")
     ] = None,
     port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: free).")] = None,
+    run_batch: Annotated[
+        Path | None, typer.Option(help="Answer this batch JSONL offline instead of serving.")
+    ] = None,
+    output: Annotated[Path | None, typer.Option(help="Results file of --run-batch.")] = None,
 ) -> None:
     """Serve the OpenAI-compatible simulator (for tests and benchmarks; it is not a judge)."""
+    from judgekit.simulator.__main__ import run_batch as answer_file
     from judgekit.simulator.__main__ import serve
 
-    serve(config_path, port)
+    if run_batch is None:
+        serve(config_path, port)
+        return
+    if output is None:
+        raise UsageError("--run-batch needs --output RESULTS.jsonl")
+    answered, failed = answer_file(run_batch, output, config_path)
+    typer.echo(f"{answered} lines answered, {failed} failed: {output}")
 
 
 @app.command()
@@ -258,6 +377,9 @@ def paper(
     out: Annotated[
         Path | None, typer.Option(help="Run folder (default runs/paper-<time>).")
     ] = None,
+    bundle: Annotated[
+        Path | None, typer.Option(help="Also write the run as a bundle `verify` re-runs.")
+    ] = None,
 ) -> None:
     """Execute every notebook with its parameter file and regenerate every figure."""
     from judgekit import config
@@ -265,7 +387,12 @@ def paper(
     from judgekit.workflows.paper import run_paper
 
     require_checkout(config.NOTEBOOKS_DIR, "paper")
-    run_paper(params or require_checkout(config.PARAMS_DIR / "paper", "paper"), out)
+    params = params or require_checkout(config.PARAMS_DIR / "paper", "paper")
+    run_dir = run_paper(params, out)
+    if bundle is not None:
+        from judgekit.workflows.analysis_bundle import export_analysis
+
+        typer.echo(f"bundle written: {export_analysis(params, run_dir, bundle)}", err=True)
 
 
 @app.command()
@@ -299,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         JudgeCallError,
         MissingAPIKeyError,
         OfflineStoreMissError,
+        StoreWriteError,
     )
     from judgekit.local import LocalJudgeUnavailable, LocalServerError
     from judgekit.workflows.errors import RunFailed
@@ -325,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         RunFailed,
         JudgeCallError,  # a failure that ends the whole run (bad key, unknown model)
         OfflineStoreMissError,
+        StoreWriteError,  # a full disk under the store: what was stored is kept
         LocalJudgeUnavailable,
         LocalServerError,
     ) as error:

@@ -8,12 +8,13 @@ with a summary table and an exit code that says whether it did its job (:func:`f
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
@@ -24,11 +25,18 @@ from judgekit import __version__
 from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv, write_table
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import final_verdicts
-from judgekit.engine import JudgeOptions, judge, preview
+from judgekit.engine import JudgeOptions, ResponseStore, judge, preview
+from judgekit.engine.batch_files import BatchState
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
 from judgekit.rubrics import load_rubric
 from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
+from judgekit.workflows.batch import (
+    at_batch_rates,
+    batch_client,
+    check_batch_command,
+    run_batch_api,
+)
 from judgekit.workflows.clients import (
     EndpointOptions,
     check_endpoint,
@@ -37,6 +45,8 @@ from judgekit.workflows.clients import (
     probe_endpoint,
 )
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.replay import judging_record
+from judgekit.workflows.requests_file import write_requests
 from judgekit.workflows.study import (
     StudyFolder,
     check_label_column,
@@ -45,6 +55,9 @@ from judgekit.workflows.study import (
     study_items,
     with_context,
 )
+
+#: The side files SQLite keeps beside a store in WAL mode.
+WAL_FILES = ("-wal", "-shm")
 
 #: Statuses that leave an item without a score because the reply could not be used.
 UNSCORED_STATUSES = frozenset(
@@ -78,6 +91,9 @@ class JudgeCommand:
         dry_run: Print the first request, the request count and the estimate; call nothing.
         endpoint: Which judge and how to reach it.
         judging: How to judge (passed to the engine as is).
+        batch_api: Judge through the provider's Batch API (:mod:`judgekit.workflows.batch`).
+        write_requests: Write the unanswered requests to this batch-input JSONL file instead
+            of sending them (:mod:`judgekit.workflows.requests_file`).
     """
 
     items: Path
@@ -94,6 +110,8 @@ class JudgeCommand:
     dry_run: bool = False
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
     judging: JudgeOptions = field(default_factory=JudgeOptions)
+    batch_api: bool = False
+    write_requests: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -148,10 +166,10 @@ def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
     if isinstance(store, str | Path):
         _check_output(Path(store), command.items, "--store", (".sqlite", ".db", ".sqlite3"))
         return output, Path(store), False
-    if command.judging.offline:
-        raise UsageError("--offline answers from a store: pass --store FILE (or --study FOLDER)")
     if folder is not None:
         return output, folder.store, False
+    if command.judging.offline:
+        raise UsageError("--offline answers from a store: pass --store FILE (or --study FOLDER)")
     return output, output.with_name(f".{output.name}.responses.sqlite"), True
 
 
@@ -211,6 +229,8 @@ def dry_run(prepared: Prepared, out: TextIO) -> None:
     client = planning_client(prepared.command.endpoint)
     options = _options(prepared)
     request, estimate = preview(prepared.items, prepared.rubric, client, options)
+    if prepared.command.batch_api:
+        estimate = at_batch_rates(estimate, batch_client(client))
     print(f"judge: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
     if request is not None:
         for message in request.messages:
@@ -239,18 +259,64 @@ def check_options(prepared: Prepared) -> None:
         ) from None
 
 
-def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
-    """Judge the prepared items on ``client`` and write every output; return the judgments."""
-    judgments = judge(prepared.items, prepared.rubric, client, _options(prepared))
-    judgments = with_context(judgments, prepared.items)
-    write_outputs(prepared, judgments)
+def _replies_in(store: Path) -> int:
+    if not store.is_file():
+        return 0
+    with ResponseStore.open_readonly(store) as opened:
+        return opened.counts()["ok"]
+
+
+def _remove_store(store: Path) -> None:
+    saved_batches = BatchState(store).path
+    for path in (
+        store,
+        lock_path(store),
+        saved_batches,
+        *(store.with_name(store.name + s) for s in WAL_FILES),
+    ):
+        path.unlink(missing_ok=True)
+
+
+def _holds_nothing(store: Path) -> bool:
+    """No reply stored and no Batch API batch left running (nothing a rerun would need)."""
+    return _replies_in(store) == 0 and not BatchState(store).unrecorded()
+
+
+def run(
+    prepared: Prepared, client: JudgeClient, judge_with: Callable[..., pd.DataFrame] = judge
+) -> pd.DataFrame:
+    """Judge the prepared items on ``client`` and write every output; return the judgments.
+
+    ``judge_with`` takes ``judge()``'s arguments (the Batch API run passes its own). A
+    temporary store is removed once the outputs are written, or when the run fails before
+    any reply was stored or batch submitted; a failed run that paid for replies (or left
+    batches running) keeps it, so a rerun replays (or resumes) them.
+
+    Raises:
+        RunFailed: When an output cannot be written (a full disk): the replies stay stored.
+    """
+    try:
+        judgments = judge_with(prepared.items, prepared.rubric, client, _options(prepared))
+        judgments = with_context(judgments, prepared.items)
+        try:
+            write_outputs(prepared, judgments, client)
+        except OSError as error:  # a full disk, a folder gone; the atomic writer left no part
+            where = error.filename or prepared.output
+            raise RunFailed(
+                f"cannot write {where} ({error.strerror or error}); the "
+                f"{_replies_in(prepared.store)} replies are kept in {prepared.store}: free space "
+                "and rerun the same command, which replays them without a call"
+            ) from None
+    except BaseException:
+        if prepared.temporary_store and _holds_nothing(prepared.store):
+            _remove_store(prepared.store)
+        raise
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
-        prepared.store.unlink(missing_ok=True)
-        lock_path(prepared.store).unlink(missing_ok=True)
+        _remove_store(prepared.store)
     return judgments
 
 
-def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
+def write_outputs(prepared: Prepared, judgments: pd.DataFrame, client: JudgeClient) -> None:
     """Write the judgments, and with ``--study`` the labels, score files and manifest."""
     command = prepared.command
     write_table(judgments, prepared.output)
@@ -288,6 +354,7 @@ def write_outputs(prepared: Prepared, judgments: pd.DataFrame) -> None:
         "label_column": prepared.label_column,
         "human_labels": len(labels),
         "unused_columns": prepared.unused_columns,
+        "settings": judging_record(command.judging, client),
     }
     atomic_write_text(folder.manifest, json.dumps(manifest, indent=1) + "\n")
 
@@ -343,11 +410,34 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     out, err = out or sys.stdout, err or sys.stderr  # the streams of the moment, not of import
     prepared = prepare(command)
     check_options(prepared)
+    if command.batch_api or command.write_requests is not None:
+        check_batch_command(
+            batch_api=command.batch_api, write_requests=command.write_requests,
+            judging=command.judging, endpoint=command.endpoint, items=command.items,
+            temporary_store=prepared.temporary_store,
+        )  # fmt: skip
     describe_inputs(prepared, err)
     if command.dry_run:
         dry_run(prepared, out)
         return
     endpoint = command.endpoint
+    if command.write_requests is not None:
+        client = planning_client(endpoint)
+        path = command.write_requests
+        if write_requests(
+            prepared.items, prepared.rubric, client, command.judging, prepared.store, path, err
+        ):
+            return
+        print("every request is answered in the store: building the table from it", file=err)
+        command = replace(command, judging=command.judging.updated(offline=True))
+        prepared = replace(prepared, command=command)
+    if command.batch_api:
+        client = batch_client(planning_client(endpoint))
+        probe_endpoint(endpoint)
+
+        in_batches = functools.partial(run_batch_api, store=prepared.store, err=err)
+        finish(prepared, run(prepared, client, in_batches), err)
+        return
     if command.judging.offline:  # replies come from the store: no server, no connection
         finish(prepared, run(prepared, planning_client(endpoint)), err)
         return

@@ -50,6 +50,8 @@ class EndpointOptions:
         tokens_per_minute: Client-side token budget.
         timeout_s: Seconds one HTTP attempt may take.
         max_retries: Retries of a failed call.
+        endpoint_name: The endpoint's identity in the store's request keys, instead of its
+            base URL: the same study replays when the server moves host or port.
     """
 
     model: str | None = None
@@ -60,6 +62,7 @@ class EndpointOptions:
     tokens_per_minute: float | None = None
     timeout_s: float | None = None
     max_retries: int | None = None
+    endpoint_name: str | None = None
 
     @property
     def remote(self) -> bool:
@@ -74,6 +77,7 @@ class EndpointOptions:
             "tokens_per_minute": self.tokens_per_minute,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
+            "endpoint": f"name:{self.endpoint_name}" if self.endpoint_name else None,
         }
         return {name: value for name, value in options.items() if value is not None}
 

@@ -4,12 +4,14 @@ Parameters are derived from what the folder holds; a notebook whose inputs are a
 skipped with a one-line reason. Executed notebooks go to ``DIR/report/``, their tables to
 ``DIR/report/tables/`` and figures to ``DIR/report/figures/``; the human labels the notebooks
 read (from the items' label column or the labelling tool's ``labels.csv``) are copied to
-``DIR/report/human_labels.parquet``. The notebooks ship with the
+``DIR/report/human_labels.parquet``; each notebook's parameters (or why it was skipped) go
+to ``DIR/report/steps.json``. The notebooks ship with the
 project checkout, not the installed package, so this command needs a checkout.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +19,11 @@ from typing import Any, TextIO
 
 from judgekit import config
 from judgekit.data import write_table
+from judgekit.data.atomic import atomic_write_text
 from judgekit.types import UsageError
 from judgekit.workflows.checkout import require_checkout
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.html_report import REPORT_STEPS
 from judgekit.workflows.study import Study, load_study
 
 
@@ -109,7 +113,12 @@ def run_report(folder: str | Path, err: TextIO | None = None) -> Path:
     (report / "figures").mkdir(parents=True, exist_ok=True)
     write_table(study.labels, report / "human_labels.parquet")  # whichever file they came from
     failures: list[str] = []
-    for step in plan_report(study):
+    steps = plan_report(study)
+    record = [
+        {"notebook": s.notebook, "parameters": s.parameters, "skipped": s.skipped} for s in steps
+    ]
+    atomic_write_text(report / REPORT_STEPS, json.dumps(record, indent=1) + "\n")
+    for step in steps:
         if step.skipped:
             print(f"skipped {step.notebook}: {step.skipped}", file=err)
             continue

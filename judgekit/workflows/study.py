@@ -26,10 +26,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit import config, plots
+from judgekit import config
 from judgekit.data import DataError, Table, items_from_frame, read_frame
 from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
-from judgekit.labels.table import LABEL_TABLE_COLUMNS
 from judgekit.types import Item, Rubric, Status
 
 #: Item columns that give the analysis its context, when the items file has them.
@@ -280,6 +279,8 @@ def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
     elif folder.human_labels.is_file():
         labels, found = read_frame(folder.human_labels, required=LABEL_COLUMNS), "human_labels"
     if labels.empty and folder.long_labels.is_file():
+        from judgekit.labels.table import LABEL_TABLE_COLUMNS  # here: judging needs no labels
+
         long = read_frame(folder.long_labels, required=LABEL_TABLE_COLUMNS, what="labels file")
         labels, found = labels_from_long(long, verdicts), str(folder.long_labels)
     labels["item_id"] = labels["item_id"].astype(str)
@@ -306,6 +307,8 @@ def open_report(
     Returns:
         The study, the figure folder and the table folder (created).
     """
+    from judgekit import plots  # here: `judgekit judge` imports no plotting library
+
     plots.apply_style()
     study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
     figures, tables = output_folders(figures_dir, output_dir, name)

@@ -1,0 +1,119 @@
+"""A bundle of an analysis that needs no judge: a parameter set's notebooks, inputs and tables.
+
+The original riddles study is such an analysis: notebook 06 (and the panel notebook) read the
+study's published score table and compute every table of the paper from it. ``judgekit paper
+--params DIR --bundle OUT`` writes::
+
+    inputs/              every input file a parameter names under the checkout's data/
+    report/steps.json    each notebook run and its parameters ({bundle} = the bundle's folder)
+    report/tables/       every table the runs wrote
+    environment.json     Python's, judgekit's and the numeric libraries' versions
+    manifest.json        the sha256 of every file (see judgekit.workflows.bundle)
+
+``judgekit verify OUT`` executes the steps again on the bundle's own inputs and compares every
+table (:func:`rerun_analysis`). Parameters naming the shared datasets keep their
+``{datasets_dir}`` placeholder and are read from this machine's copy.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from judgekit import __version__, config
+from judgekit.data.atomic import atomic_write_text
+from judgekit.types import UsageError
+from judgekit.workflows.bundle import (
+    BUNDLE_FORMAT,
+    BUNDLE_VERSION,
+    ENVIRONMENT,
+    MANIFEST,
+    library_versions,
+    sha256_file,
+    study_files,
+)
+from judgekit.workflows.html_report import REPORT_STEPS
+from judgekit.workflows.paper import NotebookRun, execute, load_parameter_set, notebook_for
+
+BUNDLE_PLACE = "{bundle}"
+INPUTS = "inputs"
+
+
+def _portable(value: Any, run_dir: Path, target: Path) -> Any:
+    """A parameter value with checkout paths made bundle-relative (data files copied in)."""
+    if not isinstance(value, str) or not value:
+        return value
+    path = Path(value)
+    if path.is_absolute() and path.is_file() and config.DATA_DIR in path.parents:
+        relative = Path(INPUTS) / path.relative_to(config.DATA_DIR)
+        (target / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target / relative)
+        return f"{BUNDLE_PLACE}/{relative.as_posix()}"
+    for root, place in (
+        (run_dir, f"{BUNDLE_PLACE}/report"),
+        (config.DATASETS_DIR, "{datasets_dir}"),
+    ):
+        if path.is_absolute() and (path == root or root in path.parents):
+            rest = path.relative_to(root).as_posix()
+            return place if rest == "." else f"{place}/{rest}"
+    return value
+
+
+def export_analysis(params_dir: Path, run_dir: Path, target: Path) -> Path:
+    """Write the bundle of a parameter set executed in ``run_dir`` into the folder ``target``.
+
+    Raises:
+        UsageError: If ``target`` exists and holds files of anything but an older bundle.
+    """
+    if target.exists() and any(target.iterdir()) and not (target / MANIFEST).is_file():
+        raise UsageError(f"--bundle {target}: the folder holds other files; name a new one")
+    runs = load_parameter_set(params_dir, run_dir, run_dir / "figures")
+    if target.exists():
+        shutil.rmtree(target)
+    (target / "report").mkdir(parents=True)
+    steps = [
+        {
+            "notebook": run.name,
+            "parameters": {k: _portable(v, run_dir, target) for k, v in run.parameters.items()},
+            "skipped": "",
+        }
+        for run in runs
+    ]
+    atomic_write_text(target / "report" / REPORT_STEPS, json.dumps(steps, indent=1) + "\n")
+    if (run_dir / "tables").is_dir():
+        shutil.copytree(run_dir / "tables", target / "report" / "tables")
+    atomic_write_text(target / ENVIRONMENT, json.dumps(library_versions(), indent=1) + "\n")
+    manifest = {
+        "format": BUNDLE_FORMAT,
+        "version": BUNDLE_VERSION,
+        "judgekit": __version__,
+        "study": target.name,
+        "files": {
+            p.as_posix(): {"sha256": sha256_file(target / p), "bytes": (target / p).stat().st_size}
+            for p in study_files(target)
+        },
+    }
+    atomic_write_text(target / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return target
+
+
+def _filled(value: Any, root: Path) -> Any:
+    if not isinstance(value, str):
+        return value
+    return value.replace(BUNDLE_PLACE, str(root)).replace(
+        "{datasets_dir}", str(config.DATASETS_DIR)
+    )
+
+
+def rerun_analysis(root: Path, steps: Sequence[dict[str, Any]], err: TextIO) -> None:
+    """Execute a bundle's notebook runs (its ``steps.json``) again into ``root/report``."""
+    report = root / "report"
+    report.mkdir(parents=True, exist_ok=True)
+    for step in steps:
+        parameters = {k: _filled(v, root) for k, v in step["parameters"].items()}
+        run = NotebookRun(step["notebook"], notebook_for(step["notebook"]), parameters)
+        print(f"running {run.name} ...", file=err, flush=True)
+        execute(run, report)

@@ -1,0 +1,143 @@
+"""``judgekit report --html``: the executed report as one static page that needs no Jupyter.
+
+The page (``report/report.html``) holds the study's settings (``study.json``), the
+verification status (``report/verification.json`` when ``judgekit verify`` wrote one, else
+"not verified"), which notebooks were skipped and why, and every executed notebook's text,
+tables and figures, converted by nbconvert's ``basic`` template without the code. It is
+self-contained: the figures are inline PNGs, the style is inline, and nothing is loaded from
+the network (no script at all).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from judgekit.data.atomic import atomic_write_text
+from judgekit.workflows.study import StudyFolder
+
+#: Written by ``judgekit verify --html`` and read here: the outcome of the last verification.
+VERIFICATION = "verification.json"
+#: Written by ``judgekit report``: each notebook's parameters, or why it was skipped.
+REPORT_STEPS = "steps.json"
+
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
+       line-height: 1.45; color: #222; }
+h1, h2 { border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
+table { border-collapse: collapse; margin: .6rem 0; font-size: .9rem; }
+th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: right; vertical-align: top; }
+th { background: #f3f3f3; }
+img { max-width: 100%; height: auto; }
+pre { background: #f7f7f7; padding: .5rem; overflow-x: auto; font-size: .85rem; }
+.status-ok { color: #1a7f37; font-weight: bold; }
+.status-bad { color: #b42318; font-weight: bold; }
+.status-none { color: #8a6d00; font-weight: bold; }
+.anchor-link { display: none; }
+"""
+
+
+def notebook_body(path: Path) -> str:
+    """One executed notebook as HTML: its markdown, outputs, tables and figures, no code."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(
+        template_name="basic",
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    body, _ = exporter.from_notebook_node(nbformat.read(path, as_version=4))
+    return str(body)
+
+
+def _settings_table(settings: Mapping[str, Any]) -> str:
+    rows = []
+    for key, value in settings.items():
+        shown = value if isinstance(value, str | int | float) else json.dumps(value, indent=1)
+        cell = (
+            f"<pre>{html.escape(str(shown))}</pre>"
+            if "\n" in str(shown)
+            else html.escape(str(shown))
+        )
+        rows.append(f"<tr><th>{html.escape(str(key))}</th><td>{cell}</td></tr>")
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def _verification_section(verification: Mapping[str, Any] | None) -> str:
+    if verification is None:
+        return (
+            '<p class="status-none">Not verified: run <code>judgekit export</code>, then '
+            "<code>judgekit verify BUNDLE --html FILE</code> on another machine.</p>"
+        )
+    lines = "".join(f"<li>{html.escape(str(c))}</li>" for c in verification.get("checked", []))
+    if verification.get("ok"):
+        head = '<p class="status-ok">Verified: every check passed.</p>'
+    else:
+        problems = "".join(f"<li>{html.escape(str(p))}</li>" for p in verification["problems"])
+        head = f'<p class="status-bad">Verification failed:</p><ul>{problems}</ul>'
+    changes = verification.get("library_changes") or []
+    libraries = (
+        "<p>Library versions that differ from the exporting machine's: "
+        + html.escape("; ".join(changes))
+        + "</p>"
+        if changes
+        else ""
+    )
+    return f"{head}<p>Checked:</p><ul>{lines}</ul>{libraries}"
+
+
+def _skipped_section(steps: Sequence[Mapping[str, Any]]) -> str:
+    skipped = [s for s in steps if s.get("skipped")]
+    if not skipped:
+        return ""
+    items = "".join(
+        f"<li><code>{html.escape(s['notebook'])}</code>: {html.escape(s['skipped'])}</li>"
+        for s in skipped
+    )
+    return f"<h2>Not run</h2><ul>{items}</ul>"
+
+
+def write_html_report(study_dir: str | Path, target: Path | None = None) -> Path:
+    """Write the study's report as one self-contained HTML page; return its path.
+
+    Args:
+        study_dir: A study folder whose ``report/`` was executed by ``judgekit report``.
+        target: Where to write it (default ``report/report.html`` in the study).
+    """
+    folder = StudyFolder(Path(study_dir))
+    report = folder.report
+    settings = (
+        json.loads(folder.manifest.read_text(encoding="utf-8")) if folder.manifest.is_file() else {}
+    )
+    status_file = report / VERIFICATION
+    verification = (
+        json.loads(status_file.read_text(encoding="utf-8")) if status_file.is_file() else None
+    )
+    steps_file = report / REPORT_STEPS
+    steps = json.loads(steps_file.read_text(encoding="utf-8")) if steps_file.is_file() else []
+    notebooks = sorted(p for p in report.glob("[0-9][0-9]_*.ipynb") if ".failed" not in p.name)
+    title = f"judgekit report: {folder.root.resolve().name}"
+    contents = "".join(
+        f'<li><a href="#nb-{p.stem}">{html.escape(p.stem)}</a></li>' for p in notebooks
+    )
+    sections = "".join(
+        f'<section id="nb-{p.stem}"><h1>{html.escape(p.stem)}</h1>{notebook_body(p)}</section>'
+        for p in notebooks
+    )
+    page = (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>"
+        f"<h2>Verification</h2>{_verification_section(verification)}"
+        f"<h2>Study settings</h2>{_settings_table(settings)}"
+        f"{_skipped_section(steps)}"
+        f"<h2>Notebooks</h2><ul>{contents}</ul>{sections}</body></html>\n"
+    )
+    path = target or report / "report.html"
+    atomic_write_text(path, page)
+    return path

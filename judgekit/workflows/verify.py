@@ -1,0 +1,340 @@
+"""``judgekit verify BUNDLE``: re-run a study offline and check it gives what it says.
+
+The checks, in order, each naming what differs:
+
+1. *Manifest.* Every file has the sha256 the manifest records; none is missing or added.
+2. *Stored replies and items.* Every reply in the response store and every row of
+   ``items.csv`` has the digest recorded at export (so a changed reply or item is named even
+   when the manifest was rewritten to match).
+3. *Judgments.* Each judge's judgments are rebuilt from the store alone through the engine
+   (:func:`judgekit.workflows.replay.offline_replay`: 0 calls, none possible) and compared with
+   the bundled table. A request that is not in the store is named with the first line where it
+   differs from the closest stored request: the prompt or an item changed since judging.
+4. *Report.* The bundled report's notebooks (a study's report, or an analysis bundle's
+   notebook runs, :mod:`judgekit.workflows.analysis_bundle`) are executed again on the bundle
+   and every table is compared with the bundled one (:mod:`judgekit.data.compare`: numbers
+   within a tolerance, columns that measure the machine or the clock skipped).
+5. *Libraries.* Library versions that differ from the exporting machine's are listed, and
+   given as the likely cause when a number differs.
+
+The bundle is verified in a scratch copy; it is never written to. The outcome is also written
+as ``verification.json`` beside the scratch report and returned.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+
+from judgekit.data import read_frame, read_table
+from judgekit.data.atomic import atomic_write_text
+from judgekit.data.compare import Tolerance, compare_folders, differing_tables, table_differences
+from judgekit.engine.session import OfflineStoreMissError
+from judgekit.rubrics import load_rubric
+from judgekit.types import JUDGMENT_COLUMNS, UsageError
+from judgekit.workflows.bundle import (
+    BUNDLE_FORMAT,
+    ENVIRONMENT,
+    MANIFEST,
+    item_digests,
+    library_versions,
+    reply_digests,
+    sha256_file,
+    stored_calls,
+    study_files,
+)
+from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.html_report import REPORT_STEPS, VERIFICATION, write_html_report
+from judgekit.workflows.replay import offline_replay
+from judgekit.workflows.study import StudyFolder, study_items
+
+#: Where the rebuilt judgments and report of a verification go inside its scratch copy.
+REBUILT = "rebuilt"
+
+
+@dataclass
+class Verification:
+    """What a verification found: one line per problem, and what was checked."""
+
+    problems: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    library_changes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing differs."""
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready record (written as ``verification.json``)."""
+        return {
+            "ok": self.ok,
+            "problems": self.problems,
+            "checked": self.checked,
+            "library_changes": self.library_changes,
+        }
+
+
+def unpack(source: Path, scratch: Path) -> Path:
+    """Copy a bundle (a ``.zip`` or a folder) into ``scratch``; return its root there.
+
+    Raises:
+        UsageError: If it is neither, or an entry would land outside the folder.
+    """
+    root = scratch / "bundle"
+    if source.is_dir():
+        shutil.copytree(source, root)
+        return root
+    if not zipfile.is_zipfile(source):
+        raise UsageError(f"{source}: not a bundle (a .zip or a folder from `judgekit export`)")
+    with zipfile.ZipFile(source) as archive:
+        for name in archive.namelist():
+            target = (root / name).resolve()
+            if root.resolve() not in target.parents:
+                raise UsageError(f"{source}: entry {name!r} points outside the bundle; refused")
+        archive.extractall(root)
+    return root
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    """The bundle's manifest (checked to be one).
+
+    Raises:
+        UsageError: If there is none or it is not a judgekit bundle's.
+    """
+    path = root / MANIFEST
+    if not path.is_file():
+        raise UsageError(f"{MANIFEST} is missing: this is not a bundle from `judgekit export`")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{MANIFEST}: not JSON ({error})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+        raise UsageError(f"{MANIFEST}: not a judgekit study bundle's manifest")
+    return manifest
+
+
+def check_files(root: Path, manifest: dict[str, Any]) -> list[str]:
+    """Files whose sha256 differs from the manifest's, missing ones and added ones."""
+    recorded: dict[str, dict[str, Any]] = manifest.get("files", {})
+    present = {p.as_posix() for p in study_files(root)} - {MANIFEST}
+    problems = [f"{name}: missing from the bundle" for name in sorted(set(recorded) - present)]
+    problems += [f"{name}: not in the manifest" for name in sorted(present - set(recorded))]
+    for name in sorted(set(recorded) & present):
+        if sha256_file(root / name) != recorded[name]["sha256"]:
+            problems.append(f"{name}: changed since export (sha256 differs from the manifest)")
+    return problems
+
+
+def check_replies_and_items(root: Path, manifest: dict[str, Any]) -> list[str]:
+    """Stored replies and item rows whose digest differs from the one recorded at export."""
+    folder = StudyFolder(root)
+    calls = stored_calls(folder.store)
+    now, then = reply_digests(calls), manifest.get("replies", {})
+    where = calls.set_index("request_hash")
+    problems = []
+    for request_hash in sorted(set(then) | set(now)):
+        if now.get(request_hash) == then.get(request_hash):
+            continue
+        if request_hash not in now:
+            problems.append(f"responses.sqlite: the reply to request {request_hash[:12]} is gone")
+            continue
+        row = where.loc[request_hash]
+        what = f"{row['rubric']}/{row['variant']}/{row['model']} run {row['run']}"
+        change = "was added" if request_hash not in then else "changed"
+        problems.append(
+            f"responses.sqlite: the stored reply to request {request_hash[:12]} ({what}, "
+            f"attempt {row['attempt']}) {change} since export"
+        )
+    items_then = manifest.get("items", {})
+    items_now = item_digests(folder.items) if folder.items.is_file() else {}
+    for item_id in sorted(set(items_then) | set(items_now)):
+        if items_now.get(item_id) != items_then.get(item_id):
+            state = "is gone" if item_id not in items_now else "changed since export"
+            problems.append(f"items.csv: item {item_id} {state}")
+    return problems
+
+
+def judging_records(root: Path) -> list[dict[str, Any]]:
+    """The per-judge records of ``study.json`` (each with ``rubric`` and ``settings``)."""
+    study = json.loads(StudyFolder(root).manifest.read_text(encoding="utf-8"))
+    judged = study.get("judged")
+    if isinstance(judged, list):
+        return [entry for entry in judged if isinstance(entry, dict) and "settings" in entry]
+    if "settings" in study:  # one judge, one rubric
+        return [{"rubric": study["rubric"], "settings": study["settings"]}]
+    return []
+
+
+def first_difference(wanted: Sequence[Any], stored: Sequence[Any]) -> str:
+    """The first line where the messages to send differ from stored ones, quoted briefly."""
+    for index, (new, old) in enumerate(zip(wanted, stored, strict=False)):
+        if new == old:
+            continue
+        new_lines, old_lines = str(new["content"]).splitlines(), str(old["content"]).splitlines()
+        for line, (a, b) in enumerate(zip(new_lines, old_lines, strict=False), start=1):
+            if a != b:
+                return (
+                    f"message {index + 1} ({new['role']}), line {line}: now {a[:80]!r}, "
+                    f"stored {b[:80]!r}"
+                )
+        return (
+            f"message {index + 1} ({new['role']}): {len(new_lines)} lines, stored {len(old_lines)}"
+        )
+    return f"{len(wanted)} messages, stored {len(stored)}"
+
+
+def explain_miss(error: OfflineStoreMissError, calls: pd.DataFrame) -> str:
+    """Name a request the store lacks by its difference from the closest stored request."""
+    key = getattr(error, "key", None)
+    if key is None:
+        return str(error)
+    wanted = [dict(m) for m in key.request.messages]
+    same = calls[(calls["rubric"] == key.rubric) & (calls["variant"] == key.variant)]
+    text = json.dumps(wanted, ensure_ascii=False)
+    best, best_ratio = None, -1.0
+    for messages in same["messages"]:
+        ratio = difflib.SequenceMatcher(None, text, str(messages), autojunk=False).quick_ratio()
+        if ratio > best_ratio:
+            best, best_ratio = json.loads(str(messages)), ratio
+    if best is None:
+        return f"{key.rubric}/{key.variant}: no stored request of this rubric and variant"
+    difference = first_difference(wanted, best)
+    where = (
+        "the prompt changed since judging"
+        if difference.startswith("message 1 (system)")
+        else "an item changed since judging, or the text around it"
+    )
+    return (
+        f"judgments: {key.rubric}/{key.variant}/{key.model} run {key.run}: a request is not in "
+        f"the store ({where}); it differs from the closest stored request at {difference}"
+    )
+
+
+def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
+    """Rebuild every judge's judgments offline and compare them with the bundled table."""
+    folder = StudyFolder(root)
+    bundled = read_frame(folder.judgments if folder.judgments.is_file() else folder.judgments_csv)
+    calls = stored_calls(folder.store)
+    columns = [c for c in JUDGMENT_COLUMNS if c in bundled.columns]
+    order = ["rubric", "variant", "model", "run", "attempt", "item_id"]
+    covered = {(r["rubric"], r["settings"]["client"]["model"]) for r in records}
+    pairs = bundled[["rubric", "model"]].drop_duplicates().itertuples(index=False)
+    problems = [
+        f"judgments ({rubric}, {model}): study.json records no settings for this judge, so "
+        "it cannot be rebuilt offline (judged by an older judgekit? judge it again into the "
+        "study: the store replays every reply for free)"
+        for rubric, model in pairs
+        if (rubric, model) not in covered
+    ]
+    for record in records:
+        rubric = load_rubric(record["rubric"])
+        model = record["settings"]["client"]["model"]
+        mine = bundled[(bundled["rubric"] == rubric.name) & (bundled["model"] == model)]
+        table = read_table(folder.items, required=rubric.required_columns)
+        items, _ = study_items(table, rubric, label_column=None)
+        judged = set(mine["item_id"].astype(str))
+        items = [item for item in items if item.id in judged]
+        try:
+            rebuilt = offline_replay(items, rubric, record["settings"], folder.store)
+        except OfflineStoreMissError as error:
+            problems.append(explain_miss(error, calls))
+            continue
+        want = mine[columns].sort_values(order).reset_index(drop=True)
+        got = rebuilt[columns].sort_values(order).reset_index(drop=True)
+        for problem in table_differences(want.astype(str), got.astype(str), Tolerance()):
+            problems.append(f"judgments ({rubric.name}, {model}): {problem}")
+    return problems
+
+
+def check_report(root: Path, err: TextIO) -> list[str]:
+    """Execute the report notebooks again on the bundle; compare every table with its own."""
+    from judgekit.workflows.analysis_bundle import rerun_analysis
+    from judgekit.workflows.report import run_report
+
+    folder = StudyFolder(root)
+    report = folder.report
+    if not (report / "tables").is_dir():
+        return []
+    kept = root / REBUILT / "bundled-report"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(report), str(kept))
+    try:
+        if folder.manifest.is_file():
+            run_report(root, err=err)
+        else:  # an analysis bundle (no judge): its own notebook runs
+            steps = json.loads((kept / REPORT_STEPS).read_text(encoding="utf-8"))
+            rerun_analysis(root, steps, err)
+    except RunFailed as error:  # the tables that were written are still compared
+        failed = [f"report: {error}"]
+    else:
+        failed = []
+    _, problems = compare_folders(kept / "tables", report / "tables")
+    return failed + [f"report/tables/{line}" for line in problems]
+
+
+def library_changes(root: Path) -> list[str]:
+    """``name: exported-version -> this machine's`` for each library whose version differs."""
+    path = root / ENVIRONMENT
+    if not path.is_file():
+        return []
+    then, now = json.loads(path.read_text(encoding="utf-8")), library_versions()
+    return [
+        f"{name} {then[name]} -> {now.get(name, '?')}"
+        for name in then
+        if then[name] != now.get(name)
+    ]
+
+
+def verify_bundle(source: str | Path, err: TextIO, html: Path | None = None) -> Verification:
+    """Verify a bundle (see the module docstring); print progress on ``err``.
+
+    Args:
+        source: A bundle: a ``.zip`` or a folder written by ``judgekit export``.
+        err: Where progress goes.
+        html: Also write the re-executed report, with this verification's outcome, here.
+
+    Raises:
+        UsageError: If ``source`` is not a bundle.
+    """
+    path = Path(source)
+    if not path.exists():
+        raise UsageError(f"{source}: no such bundle (a .zip or a folder from `judgekit export`)")
+    result = Verification()
+    with tempfile.TemporaryDirectory(prefix="judgekit-verify-") as scratch:
+        root = unpack(path, Path(scratch))
+        manifest = read_manifest(root)
+        result.problems += check_files(root, manifest)
+        result.checked.append(f"{len(manifest.get('files', {}))} files against the manifest")
+        if StudyFolder(root).store.is_file():
+            result.problems += check_replies_and_items(root, manifest)
+            result.checked.append(f"{len(manifest.get('replies', {}))} stored replies")
+            records = judging_records(root)
+            result.problems += check_judgments(root, records)
+            result.checked.append(f"judgments of {len(records)} judge(s) rebuilt offline")
+        print("re-executing the report notebooks ...", file=err, flush=True)
+        table_problems = check_report(root, err)
+        result.problems += table_problems
+        result.checked.append("report tables re-executed and compared")
+        result.library_changes = library_changes(root)
+        if table_problems and result.library_changes:
+            tables = ", ".join(differing_tables(table_problems))
+            result.problems.append(
+                f"numbers differ in {tables} and these libraries differ from the exporting "
+                f"machine's: {'; '.join(result.library_changes)}"
+            )
+        if html is not None:
+            report = StudyFolder(root).report
+            report.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(report / VERIFICATION, json.dumps(result.as_dict(), indent=1) + "\n")
+            write_html_report(root, Path(html))
+    return result
