@@ -1,10 +1,11 @@
 """The committed figures of the riddles study match the code that draws them.
 
 `make figures` runs notebooks 06 and 09 (parameter set ``params/figures``) and writes the
-original study's figures, and its four judges' panel figures, into ``figures/``. Here the same run goes to a temporary folder, and each
-regenerated figure is compared with the committed one by what it shows: PNG pixels and the
-decompressed PDF streams (page content, fonts), not metadata such as creation dates. The
-same run's tables are compared with the pre-redesign baseline by ``judgekit compare``.
+original study's figures, and its four judges' panel figures, into ``figures/``. Here the same
+run goes to a temporary folder, and each regenerated figure is compared with the committed one
+by what it shows: PNG pixels and the decompressed PDF streams (page content, fonts), not
+metadata such as creation dates. The same run's tables are compared with the pre-redesign
+baseline by ``judgekit compare``.
 """
 
 from __future__ import annotations
