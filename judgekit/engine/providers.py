@@ -163,7 +163,8 @@ def resolve_api_key(preset: ProviderPreset, api_key: str | None, base_url: str) 
     keyless = (
         ""
         if base_url == preset.base_url
-        else "; for a server that needs no key, use provider 'generic'"
+        else "; for a server that needs no key, use provider 'generic' (it sends the prompt "
+        "unchanged, as plain text)"
     )
     raise MissingAPIKeyError(
         f"no API key for provider {preset.name!r} at {base_url}: set {preset.api_key_env} "

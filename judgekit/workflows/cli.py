@@ -51,7 +51,10 @@ def _root(
 @app.command()
 def judge(  # long only because typer reads one parameter per flag from the signature
     items: Annotated[Path, typer.Argument(help="Your items table (.csv, .tsv or .xlsx).")],
-    rubric: Annotated[str, typer.Option(help="Rubric name (see `judgekit rubrics`).")],
+    rubric: Annotated[
+        str,
+        typer.Option(help="Rubric name (see `judgekit rubrics`), rubric folder or prompt file."),
+    ],
     study: Annotated[
         Path | None, typer.Option(help="Study folder to write (judgments, labels, store).")
     ] = None,
@@ -119,6 +122,16 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     prices: Annotated[
         str | None, typer.Option(help="USD per 1M input,output tokens for the estimate.")
     ] = None,
+    column_map: Annotated[
+        list[str] | None,
+        typer.Option(help="Your prompt's placeholder=Column (repeatable), e.g. question=Question."),
+    ] = None,
+    format_reminder: Annotated[
+        bool | None,
+        typer.Option(
+            help="Close your prompt with the format's reminder; re-asks say what was wrong."
+        ),
+    ] = None,
 ) -> None:
     """Judge your items with a rubric; write a study folder or a judgments table.
 
@@ -151,6 +164,7 @@ def judge(  # long only because typer reads one parameter per flag from the sign
         items, rubric, output, study, id_score_csv, labels_column, limit, encoding, sep, sheet,
         max_unscored, dry_run, endpoint, judging, batch_api=batch_api,
         write_requests=write_requests,
+        column_map=tuple(column_map or ()), format_reminder=format_reminder,
     )  # fmt: skip
     execute(command)
 
@@ -199,23 +213,26 @@ def rubrics(context: typer.Context) -> None:
 
 @rubrics_app.command("show")
 def rubrics_show(
-    name: Annotated[str, typer.Argument(help="Rubric name.")],
+    name: Annotated[str, typer.Argument(help="Rubric name, rubric folder or prompt file.")],
     variant: Annotated[str, typer.Option(help="Prompt variant.")] = "base",
+    column_map: Annotated[
+        list[str] | None, typer.Option(help="Your prompt's placeholder=Column (repeatable).")
+    ] = None,
 ) -> None:
     """Print a rubric's columns and its full prompt rendered for a sample item."""
-    from judgekit.rubrics import load_rubric
     from judgekit.types import Item
+    from judgekit.workflows.own_prompt import load_any_rubric
 
-    try:
-        rubric = load_rubric(name)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    rubric = load_any_rubric(name, tuple(column_map or ()), None, option="rubric")
     if variant not in rubric.variants:
         raise UsageError(f"--variant {variant!r}: {name} has {', '.join(rubric.variants)}")
     typer.echo(f"{name}: {rubric.output_format}, scale {list(rubric.scale.allowed)}")
     typer.echo(f"required columns: {', '.join(rubric.required_columns)}")
     typer.echo(f"optional columns: {', '.join(rubric.optional_columns) or '-'}")
     typer.echo(f"human label column: {rubric.label_column}  variants: {', '.join(rubric.variants)}")
+    added = rubric.additions(structured=False)
+    if rubric.verbatim:
+        typer.echo(f"judgekit adds: {'; '.join(added) or 'nothing (sent as written)'}")
     sample = Item("1", {column: f"<{column} of the item>" for column in rubric.input_columns})
     for message in rubric.render([sample], variant=variant):
         typer.echo(f"--- {message['role']} ---\n{message['content']}")

@@ -29,7 +29,7 @@ from judgekit.engine import JudgeOptions, ResponseStore, judge, preview
 from judgekit.engine.batch_files import BatchState
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
-from judgekit.rubrics import load_rubric
+from judgekit.rubrics import PromptRubric
 from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
 from judgekit.workflows.batch import (
     at_batch_rates,
@@ -45,6 +45,7 @@ from judgekit.workflows.clients import (
     probe_endpoint,
 )
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.own_prompt import check_placeholders, load_any_rubric, prompt_notice
 from judgekit.workflows.replay import judging_record
 from judgekit.workflows.requests_file import write_requests
 from judgekit.workflows.study import (
@@ -94,6 +95,8 @@ class JudgeCommand:
         batch_api: Judge through the provider's Batch API (:mod:`judgekit.workflows.batch`).
         write_requests: Write the unanswered requests to this batch-input JSONL file instead
             of sending them (:mod:`judgekit.workflows.requests_file`).
+        column_map: ``placeholder=Column`` pairs for a prompt file's placeholders.
+        format_reminder: Override the rubric's ``format_reminder`` (``None``: keep it).
     """
 
     items: Path
@@ -112,6 +115,8 @@ class JudgeCommand:
     judging: JudgeOptions = field(default_factory=JudgeOptions)
     batch_api: bool = False
     write_requests: Path | None = None
+    column_map: tuple[str, ...] = ()
+    format_reminder: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -184,17 +189,16 @@ def prepare(command: JudgeCommand) -> Prepared:
         raise UsageError(f"--sep {command.sep!r}: give one character, e.g. ';' or ','")
     if command.limit is not None and command.limit < 1:
         raise UsageError(f"--limit {command.limit}: give at least 1")
-    try:
-        rubric = load_rubric(command.rubric)
-    except ValueError as error:
-        raise UsageError(f"--rubric: {error}") from None
+    rubric = load_any_rubric(command.rubric, command.column_map, command.format_reminder)
     table = read_table(
         command.items,
-        required=rubric.required_columns,
+        required=() if isinstance(rubric, PromptRubric) else rubric.required_columns,
         encoding=command.encoding,
         sep=command.sep,
         sheet=command.sheet,
     )
+    if isinstance(rubric, PromptRubric):
+        check_placeholders(rubric, [str(c) for c in table.frame.columns], command.items)
     label_column = command.labels_column
     if label_column is not None:
         check_label_column(table, label_column)
@@ -229,6 +233,7 @@ def dry_run(prepared: Prepared, out: TextIO) -> None:
     client = planning_client(prepared.command.endpoint)
     options = _options(prepared)
     request, estimate = preview(prepared.items, prepared.rubric, client, options)
+    print(prompt_notice(prepared.rubric, client, options), file=out)
     if prepared.command.batch_api:
         estimate = at_batch_rates(estimate, batch_client(client))
     print(f"judge: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
@@ -416,6 +421,9 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
             judging=command.judging, endpoint=command.endpoint, items=command.items,
             temporary_store=prepared.temporary_store,
         )  # fmt: skip
+    if not command.dry_run:
+        planning = planning_client(command.endpoint)
+        print(prompt_notice(prepared.rubric, planning, _options(prepared)), file=err)
     describe_inputs(prepared, err)
     if command.dry_run:
         dry_run(prepared, out)

@@ -32,9 +32,11 @@ from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items,
 from judgekit.types import Item, Rubric, Status
 
 #: Item columns that give the analysis its context, when the items file has them.
+#: The study's cluster column: answers to the same question are alike (named here only).
+CLUSTER_COLUMN = "question"
 CONTEXT_SOURCES: dict[str, str] = {
     "answer_model": "Model",  # the model whose answer is judged (self-preference, per model)
-    "question": "Question",  # answers to the same question are clustered
+    CLUSTER_COLUMN: "Question",
     "answer_chars": "Answer",  # answer length in characters (length bias)
 }
 
@@ -222,6 +224,8 @@ class Study:
         verdicts: The final verdict per (rubric, variant, model, run, item).
         labels: Human labels (``item_id, rubric, answer_model, score``), possibly empty.
         labels_source: Which file the labels came from (``""`` when there are none).
+        cluster: The cluster column (:data:`CLUSTER_COLUMN`) when the judgments carry it (an
+            item without a value is then an error in every clustered statistic).
     """
 
     folder: StudyFolder
@@ -229,6 +233,12 @@ class Study:
     verdicts: pd.DataFrame
     labels: pd.DataFrame
     labels_source: str
+
+    @property
+    def cluster(self) -> str | None:
+        """The column grouping items that are not independent (their question), if judged."""
+        column = self.judgments.get(CLUSTER_COLUMN)
+        return CLUSTER_COLUMN if column is not None and column.notna().any() else None
 
 
 def output_folders(figures_dir: str, output_dir: str, name: str) -> tuple[Path, Path]:
