@@ -59,7 +59,7 @@ def _panel_step(folder: Path) -> tuple[dict[str, object], str]:
 
 def test_report_runs_the_panel_notebook_only_with_two_judges_and_labels(tmp_path: Path) -> None:
     parameters, skipped = _panel_step(panel_study(tmp_path / "two", ["a", "b"]))
-    assert skipped == "" and parameters["cluster_column"] == "question"
+    assert skipped == "" and parameters["run"] == 1 and parameters["variant"] == "base"
     assert parameters["output_dir"] == "tables/judge_panel"
     _, skipped = _panel_step(panel_study(tmp_path / "one", ["a"]))
     assert skipped == "needs two or more judges (judged 1; pass --judge)"

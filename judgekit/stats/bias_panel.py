@@ -95,9 +95,9 @@ def _panel_rows(wide: pd.DataFrame, judge: object, others: list[object], target:
         fit = ols_term(
             clustered_ols(data["score"], data[terms], data["cluster"], level=level), term
         )
-        values = {key: fit[key] for key in (*INTERVAL_COLUMNS, "p_value")}
-        values |= {"n": int(fit["n"]), "n_clusters": int(fit["n_clusters"])}
-        rows.append({**base, "term": "own" if not own_only else "own answers", **values})
+        result: dict[str, object] = {key: fit[key] for key in (*INTERVAL_COLUMNS, "p_value")}
+        result |= {"n": int(fit["n"]), "n_clusters": int(fit["n_clusters"])}
+        rows.append({**base, "term": "own" if not own_only else "own answers", **result})
     return rows
 
 

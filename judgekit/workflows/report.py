@@ -52,7 +52,6 @@ def plan_report(study: Study) -> list[ReportStep]:
     panel_skip = "" if judges >= 2 else f"needs two or more judges (judged {judges}; pass --judge)"
     if not panel_skip and not study.labels_source:
         panel_skip = "no human labels in the study (see README, labels)"
-    question = "question" if "question" in verdicts.columns else ""
     return [
         ReportStep(
             "02_human_agreement",
@@ -88,7 +87,7 @@ def plan_report(study: Study) -> list[ReportStep]:
         ReportStep(
             "09_judge_panel",
             {**labelled, "variant": first_variant, "run": first_run,
-             "cluster_column": question, "output_dir": tables + "judge_panel"},
+             "output_dir": tables + "judge_panel"},
             panel_skip,
         ),
     ]  # fmt: skip

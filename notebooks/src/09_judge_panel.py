@@ -23,7 +23,7 @@ run: int = 1  # run analysed
 judge_costs: dict = {}  # judge -> cost per item (any unit); empty: tokens per item, else 1
 own_models: dict = {}  # judge -> the answering model of its family (self-preference)
 kappa_weights: str = "quadratic"  # "quadratic", "linear" or "none"
-cluster_column: str = "question"  # items of one question resampled together
+cluster_column: str = "q_id"  # riddles: a riddle's answers resampled together (a study: its own)
 subset_jury: str = "mean"  # how a subset of judges is combined: "mean", "median", "majority"
 min_coverage: float = 0.95  # share of items a subset's jury must score to join the front
 n_folds: int = 5  # cross-fitting folds (whole clusters) of the learned weights
@@ -33,6 +33,8 @@ figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "judge_panel"
 
 # %%
+from dataclasses import replace
+
 import pandas as pd
 from IPython.display import display
 
@@ -78,7 +80,7 @@ if judgments_path:  # a judgekit study: one long table per rubric, judges by the
     spent = (calls["prompt_tokens"] + calls["completion_tokens"]).groupby(calls[judge_column]).sum()
     measured = spent / verdicts.groupby(judge_column)["item_id"].nunique()
     default_costs = measured.to_dict() if measured.notna().all() and measured.gt(0).all() else {}
-    columns = Columns(cluster=cluster_column if cluster_column else None)
+    columns = Columns(cluster=study.cluster)  # the study names its cluster (or has none)
 else:  # the riddles study: three dimensions, the author as the human
     scores = load_riddles_v2_scores(
         riddles_scores_path or config.DATA_DIR / "riddles_v2_scores.csv"
@@ -359,6 +361,8 @@ for r, rows in subsets.groupby("rubric", sort=False):
 
 # %%
 own = own_models or {judge: judge for judge in JUDGES}
+# The regressions cluster their errors; without a cluster column each item is its own.
+by_question = replace(columns, cluster=columns.cluster or columns.item)
 authored = {
     r: t
     for r, t in long.items()
@@ -368,7 +372,7 @@ if authored:
     self_pref = pd.concat(
         [
             panel_self_preference(
-                t, JUDGES, human=human, own=own, author_col=author, columns=columns, seed=seed
+                t, JUDGES, human=human, own=own, author_col=author, columns=by_question, seed=seed
             ).assign(rubric=r)
             for r, t in authored.items()
         ],
