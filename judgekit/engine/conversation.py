@@ -34,12 +34,6 @@ logger = logging.getLogger(__name__)
 Row = dict[str, Any]
 Message = dict[str, str]
 
-#: Columns conversation mode adds after the engine's columns.
-CONVERSATION_COLUMNS: tuple[str, ...] = (
-    "conversation",  # 0-based conversation number within the (variant, run)
-    "turn",  # 0-based user turn within that conversation
-)
-
 #: Tokens kept free for each row of the reply when ``max_tokens`` is not set.
 REPLY_TOKENS_PER_ROW = 16
 
