@@ -12,7 +12,10 @@ minutes). Each measurement runs in a fresh Python process and reports its peak r
 * ``load_study`` of 250,000 one-item replies of about 1.4 KB, each in ``raw_reply``,
   ``verdict_raw`` and (most of it) ``reason``: read as every text of every column
   (``read_frame``, what ``load_study`` did), with each text held once (``replies=True``), and
-  as the report reads it (``replies=False``).
+  as the report reads it (``replies=False``);
+* notebook 02 (human agreement, with the seed-004 report) executed by papermill on a study of
+  250,000 items x 3 variants with human labels, 2,000 replicates: the peak of its kernel
+  (``RUSAGE_CHILDREN`` of the process that ran papermill). Before, it was killed at 18.9 GB.
 """
 
 from __future__ import annotations
@@ -96,6 +99,47 @@ _LOAD_CODE = {
 }
 
 
+_PANEL = """
+import numpy as np, pandas as pd
+from judgekit.data import write_table
+n = {n}
+rng = np.random.default_rng(0)
+human = rng.integers(1, 5, n)
+frames = []
+for v, variant in enumerate(("base", "paraphrase_1", "paraphrase_2")):
+    score = np.where(rng.random(n) < 0.8, human, rng.integers(1, 5, n)).astype(float)
+    replies = [f"Judged item {{i}} ({{variant}}). SCORE: {{int(s)}}" for i, s in enumerate(score)]
+    frames.append(pd.DataFrame({{
+        "item_id": [f"i{{i}}" for i in range(n)], "rubric": "factual_accuracy",
+        "variant": variant, "model": "judge", "run": 1, "attempt": 1, "status": "ok",
+        "score": score, "expected_score": np.nan, "reason": replies,
+        "batch_index": np.arange(n), "position": 0,
+        "request_hash": [f"{{v}}{{i:063x}}" for i in range(n)], "prompt_tokens": 700,
+        "completion_tokens": 40, "latency_s": 0.5, "tolerances": "", "raw_reply": replies,
+        "answer_model": [f"m{{i % 5}}" for i in range(n)],
+        "question": [f"q{{i // 4}}" for i in range(n)],
+    }}))
+write_table(pd.concat(frames, ignore_index=True), {folder!r} + "/judgments.parquet")
+labels = pd.DataFrame({{
+    "item_id": [f"i{{i}}" for i in range(n)], "rubric": "factual_accuracy",
+    "answer_model": [f"m{{i % 5}}" for i in range(n)], "score": human.astype(float),
+}})
+write_table(labels, {folder!r} + "/human_labels.parquet")
+"""
+
+_NOTEBOOK = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+subprocess.run([sys.executable, "-m", "papermill", {notebook!r}, {folder!r} + "/02.ipynb",
+    "-p", "judgments_path", {folder!r} + "/judgments.parquet",
+    "-p", "labels_path", {folder!r} + "/human_labels.parquet",
+    "-p", "output_dir", {folder!r} + "/tables", "-p", "figures_dir", {folder!r} + "/figures"],
+    check=True, capture_output=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"{{peak:.0f}} {{time.perf_counter() - start:.1f}}")
+"""
+
+
 def measure(body: str) -> tuple[float, float, float]:
     """Peak MiB, held MiB and seconds of ``body`` in a fresh process."""
     code = _MEASURE.format(body=textwrap.dedent(body))
@@ -129,6 +173,22 @@ def main() -> None:
             peak, held, seconds = measure(_LOAD_CODE[key].format(path=path))
             print(f"| {name} | {peak:.0f} | {held:.0f} | {seconds:.1f} |")
             metrics[f"load_held_mib_{key}"] = held
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run([sys.executable, "-c", _PANEL.format(n=N_ITEMS, folder=folder)], check=True)
+        notebook = str(
+            Path(__file__).resolve().parent.parent / "notebooks" / "02_human_agreement.ipynb"
+        )
+        code = _NOTEBOOK.format(notebook=notebook, folder=folder)
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=3600
+        )
+        peak, seconds = (float(x) for x in done.stdout.split()[-2:])
+    print(
+        f"\nnotebook 02, {N_ITEMS:,} items x 3 variants with human labels, {N_BOOT:,} replicates\n"
+    )
+    print("| run | kernel peak MiB | seconds |\n|---|---:|---:|")
+    print(f"| papermill | {peak:.0f} | {seconds:.0f} |")
+    metrics["notebook_02_peak_mib"] = peak
     if args.metrics:
         args.metrics.write_text(json.dumps(metrics, indent=2), encoding="utf-8")
 
