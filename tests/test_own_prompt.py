@@ -37,7 +37,10 @@ class _Recorder(JsonEndpoint):
     def answer(self) -> tuple[int, dict[str, Any]]:
         server: Any = self.server
         server.bodies.append(self.body)
-        text = server.replies.pop(0) if server.replies else "Fine.\nRating: [[5]]"
+        if server.by_content:  # concurrent requests: the reply depends on what was asked
+            text = next(reply for key, reply in server.by_content.items() if key in self.body)
+        else:
+            text = server.replies.pop(0) if server.replies else "Fine.\nRating: [[5]]"
         message = {"role": "assistant", "content": text}
         return 200, {
             "id": f"chatcmpl-{len(server.bodies)}",
@@ -52,7 +55,7 @@ class _Recorder(JsonEndpoint):
 @pytest.fixture
 def endpoint() -> Iterator[Any]:
     server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    server.bodies, server.replies = [], []
+    server.bodies, server.replies, server.by_content = [], [], {}
     server.url = f"http://127.0.0.1:{server.server_port}/v1"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
@@ -74,15 +77,20 @@ def _judge_args(endpoint: Any, out: Path, *extra: str) -> list[str]:
 def test_the_published_prompt_reaches_the_endpoint_exactly_as_written(
     endpoint: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    endpoint.replies = ["Correct and clear.\n\nRating: [[9]]", "Wrong planet.\n\nRating: [[2]]"]
+    endpoint.by_content = {
+        b"Saturn": "Wrong planet.\n\nRating: [[2]]",
+        b"": "Right.\nRating: [[9]]",
+    }
     out = tmp_path / "judgments.csv"
     assert main(_judge_args(endpoint, out, "--labels-column", "Human")) == 0
     items = pd.read_csv(EXAMPLE / "items.csv", dtype=str)
     template = PROMPT.read_text(encoding="utf-8").removesuffix("\n")
     assert len(endpoint.bodies) == 2
-    for body, row in zip(endpoint.bodies, items.itertuples(), strict=True):
-        sent = json.loads(body)
+    arrived = {json.loads(body)["messages"][1]["content"]: body for body in endpoint.bodies}
+    for row in items.itertuples():  # requests go concurrently: matched by content, not order
         expected = template.format(question=row.Question, answer=row.Answer)
+        body = arrived[expected]
+        sent = json.loads(body)
         assert sent["messages"] == [
             {"role": "system", "content": "You are a helpful assistant."},
             {"role": "user", "content": expected},
@@ -209,7 +217,7 @@ def test_a_rubric_folder_like_the_packaged_ones_runs(
     out = tmp_path / "out.csv"
     args = _judge_args(endpoint, out)
     args[args.index(str(PROMPT))] = str(folder)
-    endpoint.replies = ["Good.\nSCORE: 3", "Bad.\nSCORE: 1"]
+    endpoint.by_content = {b"Saturn": "Bad.\nSCORE: 1", b"": "Good.\nSCORE: 3"}
     assert main(args) == 0
     system = json.loads(endpoint.bodies[0])["messages"][0]["content"]
     assert system.startswith("You grade answers 1-3.") and "SCORE: [1/2/3]" in system
@@ -278,7 +286,7 @@ def test_the_readme_walkthrough_runs_as_written(
     assert len(commands) == 3 and all(command[0] == "judgekit" for command in commands)
     monkeypatch.chdir(config.ROOT)  # the paths are the checkout's
     out = tmp_path / "mt_bench.csv"
-    endpoint.replies = ["Right.\n\nRating: [[9]]", "Saturn is wrong.\n\nRating: [[1]]"]
+    endpoint.by_content = {b"Saturn": "Saturn is wrong.\n\nRating: [[1]]", b"": "Right.\n[[9]]"}
     for command in commands:
         args = [
             endpoint.url

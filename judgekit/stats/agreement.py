@@ -209,15 +209,11 @@ def cohen_kappa(
         naive_ci_high, design_effect.
 
     Examples:
-        >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 11)) * 2,
-        ...     "rater": ["judge"] * 10 + ["human"] * 10,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4],
-        ... })
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> row = cohen_kappa(long, "judge", "human", weights="quadratic").iloc[0]
         >>> print(round(row["estimate"], 3), round(row["ci_low"], 3), round(row["ci_high"], 3))
-        0.842 0.69 0.994
+        0.893 0.781 1.0
     """
     joined = paired_scores(df, rater_a, rater_b, scale, columns)
     pairs = joined.pairs
@@ -248,19 +244,16 @@ def pairwise_kappa(
     reproduces. Other keyword arguments go to :func:`cohen_kappa`. Returns one row per pair.
 
     Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 11)) * 2,
-        ...     "rater": ["judge"] * 10 + ["human"] * 10,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4],
-        ... })
         >>> three = pd.concat([long, long[long["rater"] == "human"].assign(rater="other")])
         >>> table = pairwise_kappa(three)[["rater_a", "rater_b", "estimate", "n"]]
         >>> print(table.round(3).to_string(index=False))
         rater_a rater_b  estimate  n
-          judge   human     0.589 10
-          judge   other     0.589 10
-          human   other     1.000 10
+          judge   human     0.667 12
+          judge   other     0.667 12
+          human   other     1.000 12
     """
     names = list(pd.unique(df[columns.rater])) if raters is None else list(raters)
     ci = ci.shared()
@@ -277,16 +270,12 @@ def kappa_matrix(pairwise: pd.DataFrame) -> pd.DataFrame:
     """Wide symmetric matrix of a :func:`pairwise_kappa` table (diagonal 1).
 
     Examples:
-        >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 11)) * 2,
-        ...     "rater": ["judge"] * 10 + ["human"] * 10,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4],
-        ... })
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> print(kappa_matrix(pairwise_kappa(long)).round(3))
                judge  human
-        judge  1.000  0.589
-        human  0.589  1.000
+        judge  1.000  0.667
+        human  0.667  1.000
     """
     names = list(pd.unique(pd.concat([pairwise["rater_a"], pairwise["rater_b"]])))
     wide = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
@@ -317,18 +306,14 @@ def agreement_rates(
         method, ci_method, n_dropped, dropped_reason, note (clustered: also the design effect).
 
     Examples:
-        >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 11)) * 2,
-        ...     "rater": ["judge"] * 10 + ["human"] * 10,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4],
-        ... })
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> rates = agreement_rates(long, "judge", "human", scale=(1, 2, 3, 4))
         >>> shown = rates[["statistic", "estimate", "ci_low", "ci_high", "ci_method"]]
         >>> print(shown.round(3).to_string(index=False))
          statistic  estimate  ci_low  ci_high ci_method
-             exact       0.7   0.397    0.892    wilson
-        within_one       1.0   0.722    1.000    wilson
+             exact      0.75   0.468    0.911    wilson
+        within_one      1.00   0.758    1.000    wilson
     """
     joined = paired_scores(df, rater_a, rater_b, scale, columns)
     pairs, levels = joined.pairs, joined.levels
@@ -367,23 +352,18 @@ def confusion_table(
         Columns level_a, level_b, count, share (of paired items), n, n_dropped, dropped_reason.
 
     Examples:
-        >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 11)) * 2,
-        ...     "rater": ["judge"] * 10 + ["human"] * 10,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4],
-        ... })
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> table = confusion_table(long, "judge", "human", scale=(1, 2, 3, 4))
-        >>> used = table[table["count"] > 0][["level_a", "level_b", "count"]]
-        >>> print(used.to_string(index=False))
+        >>> print(table[table["count"] > 0][["level_a", "level_b", "count"]].to_string(index=False))
          level_a  level_b  count
-             1.0      1.0      1
+             1.0      1.0      2
              1.0      2.0      1
              2.0      2.0      3
              3.0      3.0      2
              3.0      4.0      1
              4.0      3.0      1
-             4.0      4.0      1
+             4.0      4.0      2
     """
     joined = paired_scores(df, rater_a, rater_b, scale, columns)
     pairs, levels = joined.pairs, joined.levels
@@ -409,19 +389,15 @@ def confusion_wide(tidy: pd.DataFrame, rater_a: str = "a", rater_b: str = "b") -
     """Pivot a :func:`confusion_table`: rows are ``rater_a`` levels, columns ``rater_b`` levels.
 
     Examples:
-        >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 11)) * 2,
-        ...     "rater": ["judge"] * 10 + ["human"] * 10,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4],
-        ... })
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> print(confusion_wide(confusion_table(long, "judge", "human"), "judge", "human"))
         human  1.0  2.0  3.0  4.0
         judge
-        1.0      1    1    0    0
+        1.0      2    1    0    0
         2.0      0    3    0    0
         3.0      0    0    2    1
-        4.0      0    0    1    1
+        4.0      0    0    1    2
     """
     levels = list(pd.unique(tidy["level_a"]))
     wide = tidy.pivot(index="level_a", columns="level_b", values="count")

@@ -200,15 +200,8 @@ def self_preference(
         judges without own (or without other) answers get one row with a note.
 
     Examples:
-        >>> import pandas as pd
-        >>> answers = pd.DataFrame({
-        ...     "rater": "judge-a",
-        ...     "model": ["judge-a", "other"] * 6,
-        ...     "score": [5, 3, 4, 3, 5, 2, 4, 4, 5, 3, 4, 2],
-        ...     "human_score": [4, 3, 4, 2, 5, 2, 3, 4, 4, 3, 4, 1],
-        ...     "question": [1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6],
-        ...     "length": [120, 80, 150, 90, 130, 60, 110, 100, 140, 70, 120, 50],
-        ... })
+        >>> from judgekit.stats.examples import judged_answers
+        >>> answers = judged_answers()
         >>> result = self_preference(answers, n_perm=200)
         >>> print(result[["method", "estimate", "n_clusters"]].round(3).to_string(index=False))
                                  method  estimate  n_clusters
@@ -262,15 +255,8 @@ def length_bias(
         One row per judge (term ``log_length``), columns as ``BIAS_COLUMNS``.
 
     Examples:
-        >>> import pandas as pd
-        >>> answers = pd.DataFrame({
-        ...     "rater": "judge-a",
-        ...     "model": ["judge-a", "other"] * 6,
-        ...     "score": [5, 3, 4, 3, 5, 2, 4, 4, 5, 3, 4, 2],
-        ...     "human_score": [4, 3, 4, 2, 5, 2, 3, 4, 4, 3, 4, 1],
-        ...     "question": [1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6],
-        ...     "length": [120, 80, 150, 90, 130, 60, 110, 100, 140, 70, 120, 50],
-        ... })
+        >>> from judgekit.stats.examples import judged_answers
+        >>> answers = judged_answers()
         >>> row = length_bias(answers).iloc[0]
         >>> print(row["term"], round(row["estimate"], 3), row["n_clusters"])
         log_length 1.643 6

@@ -132,13 +132,8 @@ def run_consistency(
     in turn from one generator built from ``ci.seed``.
 
     Examples:
-        >>> import pandas as pd
-        >>> runs = pd.DataFrame({
-        ...     "item": list(range(1, 7)) * 3,
-        ...     "run": [1] * 6 + [2] * 6 + [3] * 6,
-        ...     "score": [1, 2, 3, 4, 2, 3, 1, 2, 3, 4, 2, 3, 1, 2, 3, 3, 2, 3],
-        ... })
-        >>> result = run_consistency(runs, ci=CI(None))
+        >>> from judgekit.stats.examples import three_runs
+        >>> result = run_consistency(three_runs(), ci=CI(None))
         >>> shown = result.summary[["statistic", "estimate", "ci_low", "ci_high"]]
         >>> print(shown.round(3).to_string(index=False))
                              statistic  estimate  ci_low  ci_high

@@ -179,15 +179,11 @@ def correlation(
         n_dropped, dropped_reason, note, p_value (scipy's test of zero correlation).
 
     Examples:
-        >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 11)) * 2,
-        ...     "rater": ["judge"] * 10 + ["human"] * 10,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4],
-        ... })
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> row = correlation(long, "judge", "human", method="spearman").iloc[0]
         >>> print(round(row["estimate"], 3), round(row["ci_low"], 3), round(row["ci_high"], 3))
-        0.885 0.563 0.974
+        0.905 0.679 0.974
     """
     joined = paired_scores(df, rater_a, rater_b, None, columns)
     pairs = joined.pairs

@@ -125,12 +125,8 @@ def score_coverage(
         A :class:`Coverage` with tidy ``counts`` and per-rater ``summary``.
 
     Examples:
-        >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 11)) * 2,
-        ...     "rater": ["judge"] * 10 + ["human"] * 10,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4],
-        ... })
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> coverage = score_coverage(long, scale=(1, 2, 3, 4, 5), human="human")
         >>> shown = coverage.summary[["rater", "levels_used", "share_of_scale_used"]]
         >>> print(shown.to_string(index=False))

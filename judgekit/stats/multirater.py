@@ -236,12 +236,8 @@ def krippendorff_alpha(
         ci_method, n_dropped (ratings set aside), dropped_reason.
 
     Examples:
-        >>> import pandas as pd
-        >>> runs = pd.DataFrame({
-        ...     "item": list(range(1, 7)) * 3,
-        ...     "rater": [1] * 6 + [2] * 6 + [3] * 6,
-        ...     "score": [1, 2, 3, 4, 2, 3, 1, 2, 3, 4, 2, 3, 1, 2, 3, 3, 2, 3],
-        ... })
+        >>> from judgekit.stats.examples import three_runs
+        >>> runs = three_runs(rater="rater")
         >>> row = krippendorff_alpha(runs, level_of_measurement="ordinal").iloc[0]
         >>> print(round(row["estimate"], 3), row["n"])
         0.956 6
@@ -270,12 +266,8 @@ def fleiss_kappa(
     Arguments and the returned row are as in :func:`krippendorff_alpha`.
 
     Examples:
-        >>> import pandas as pd
-        >>> runs = pd.DataFrame({
-        ...     "item": list(range(1, 7)) * 3,
-        ...     "rater": [1] * 6 + [2] * 6 + [3] * 6,
-        ...     "score": [1, 2, 3, 4, 2, 3, 1, 2, 3, 4, 2, 3, 1, 2, 3, 3, 2, 3],
-        ... })
+        >>> from judgekit.stats.examples import three_runs
+        >>> runs = three_runs(rater="rater")
         >>> print(round(fleiss_kappa(runs)["estimate"].iloc[0], 3))
         0.841
     """
@@ -307,12 +299,8 @@ def gwet_ac(
     as in :func:`krippendorff_alpha`.
 
     Examples:
-        >>> import pandas as pd
-        >>> runs = pd.DataFrame({
-        ...     "item": list(range(1, 7)) * 3,
-        ...     "rater": [1] * 6 + [2] * 6 + [3] * 6,
-        ...     "score": [1, 2, 3, 4, 2, 3, 1, 2, 3, 4, 2, 3, 1, 2, 3, 3, 2, 3],
-        ... })
+        >>> from judgekit.stats.examples import three_runs
+        >>> runs = three_runs(rater="rater")
         >>> print(round(gwet_ac(runs)["estimate"].iloc[0], 3))
         0.855
     """

@@ -190,22 +190,14 @@ def position_effects(
         ValueError: On a missing column, an unknown ``adjust`` or no human score when needed.
 
     Examples:
-        >>> import pandas as pd
-        >>> human = {f"q{i}": s for i, s in enumerate([3, 3, 2, 4, 3, 3, 2, 4, 2, 3, 3, 4])}
-        >>> judgments = pd.DataFrame({
-        ...     "item_id": list(human),
-        ...     "status": "ok",
-        ...     "score": [3, 3, 3, 4, 4, 4, 2, 3, 3, 3, 4, 5],
-        ...     "attempt": 1,
-        ...     "position": list(range(6)) * 2,
-        ...     "batch_index": [0] * 6 + [1] * 6,
-        ... })
+        >>> from judgekit.stats.examples import batch_judgments
+        >>> judgments, human = batch_judgments()
         >>> effects = position_effects(judgments, human, adjust="difference")
         >>> shown = effects[["term", "estimate", "ci_low", "ci_high"]]
         >>> print(shown.round(3).to_string(index=False))
                term  estimate  ci_low  ci_high
-           position     0.243   0.108    0.377
-        batch_index    -0.167  -0.872    0.538
+           position     0.143  -0.464    0.750
+        batch_index    -0.000  -1.744    1.744
     """
     if adjust not in ("item", "human", "difference"):
         raise ValueError(f"adjust must be 'item', 'human' or 'difference', got {adjust!r}")
@@ -272,22 +264,14 @@ def leniency_drift_verdict(effects: pd.DataFrame, *, tolerance: float = 0.5) -> 
         ``drift``, ``drift_ci_low``, ``drift_ci_high``, ``tolerance``, ``rule``.
 
     Examples:
-        >>> import pandas as pd
-        >>> human = {f"q{i}": s for i, s in enumerate([3, 3, 2, 4, 3, 3, 2, 4, 2, 3, 3, 4])}
-        >>> judgments = pd.DataFrame({
-        ...     "item_id": list(human),
-        ...     "status": "ok",
-        ...     "score": [3, 3, 3, 4, 4, 4, 2, 3, 3, 3, 4, 5],
-        ...     "attempt": 1,
-        ...     "position": list(range(6)) * 2,
-        ...     "batch_index": [0] * 6 + [1] * 6,
-        ... })
+        >>> from judgekit.stats.examples import batch_judgments
+        >>> judgments, human = batch_judgments()
         >>> effects = position_effects(judgments, human, adjust="difference")
         >>> verdicts = leniency_drift_verdict(effects, tolerance=1.0)
         >>> print(verdicts[["term", "verdict", "drift"]].round(3).to_string(index=False))
-               term verdict  drift
-           position    fail  1.214
-        batch_index    pass -0.167
+               term      verdict  drift
+           position inconclusive  0.714
+        batch_index inconclusive -0.000
     """
     if tolerance <= 0:
         raise ValueError(f"tolerance must be positive, got {tolerance}")
@@ -349,22 +333,14 @@ def position_profile(
         ``ci_high`` (t interval), ``n``, ``outcome`` (what was averaged).
 
     Examples:
-        >>> import pandas as pd
-        >>> human = {f"q{i}": s for i, s in enumerate([3, 3, 2, 4, 3, 3, 2, 4, 2, 3, 3, 4])}
-        >>> judgments = pd.DataFrame({
-        ...     "item_id": list(human),
-        ...     "status": "ok",
-        ...     "score": [3, 3, 3, 4, 4, 4, 2, 3, 3, 3, 4, 5],
-        ...     "attempt": 1,
-        ...     "position": list(range(6)) * 2,
-        ...     "batch_index": [0] * 6 + [1] * 6,
-        ... })
+        >>> from judgekit.stats.examples import batch_judgments
+        >>> judgments, human = batch_judgments()
         >>> profile = position_profile(judgments, human)
         >>> print(profile[["value", "mean", "n", "outcome"]].head(3).to_string(index=False))
          value  mean  n       outcome
-           0.0   0.0  2 judge - human
-           1.0  -0.5  2 judge - human
-           2.0   1.0  2 judge - human
+           0.0   1.0  2 judge - human
+           1.0   1.0  2 judge - human
+           2.0   0.5  2 judge - human
     """
     rows, _ = usable_rows(judgments, human, first_ask_only=first_ask_only)
     if term not in rows.columns:

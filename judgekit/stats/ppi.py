@@ -111,15 +111,8 @@ def corrected_means(
         ``note`` says why an estimate or interval is missing.
 
     Examples:
-        >>> import numpy as np, pandas as pd
-        >>> rng = np.random.default_rng(0)
-        >>> judge = rng.integers(1, 5, 200).astype(float)
-        >>> frame = pd.DataFrame({
-        ...     "model": np.repeat(["a", "b"], 100),
-        ...     "judge_score": judge,
-        ...     "human_score": np.where(np.arange(200) % 10 == 0, judge - 0.5, np.nan),
-        ... })
-        >>> means = corrected_means(frame)
+        >>> from judgekit.stats.examples import labelled_judgments
+        >>> means = corrected_means(labelled_judgments())
         >>> shown = means[["model", "estimator", "estimate", "n_labelled"]]
         >>> print(shown.round(2).to_string(index=False))
         model  estimator  estimate  n_labelled
@@ -206,14 +199,8 @@ def ppi_coverage(
         and ``half_width``.
 
     Examples:
-        >>> import numpy as np, pandas as pd
-        >>> rng = np.random.default_rng(0)
-        >>> human = rng.integers(1, 5, 200).astype(float)
-        >>> frame = pd.DataFrame({
-        ...     "model": np.repeat(["a", "b"], 100),
-        ...     "judge_score": np.clip(human + rng.integers(-1, 2, 200), 1, 4),
-        ...     "human_score": human,
-        ... })
+        >>> from judgekit.stats.examples import labelled_judgments
+        >>> frame = labelled_judgments(every_label=True)
         >>> coverage = ppi_coverage(frame, n_labels=20, n_subsamples=30, seed=1)
         >>> sorted(coverage["estimator"].unique())
         ['human_only', 'judge_only', 'ppi']
@@ -237,16 +224,9 @@ def coverage_summary(coverage: pd.DataFrame, *, group: str = "model") -> pd.Data
     """Share of subsamples covering the truth and mean half-width, per group and estimator.
 
     Examples:
-        >>> import numpy as np, pandas as pd
-        >>> rng = np.random.default_rng(0)
-        >>> human = rng.integers(1, 5, 200).astype(float)
-        >>> frame = pd.DataFrame({
-        ...     "model": np.repeat(["a", "b"], 100),
-        ...     "judge_score": np.clip(human + rng.integers(-1, 2, 200), 1, 4),
-        ...     "human_score": human,
-        ... })
-        >>> coverage = ppi_coverage(frame, n_labels=20, n_subsamples=30, seed=1)
-        >>> summary = coverage_summary(coverage)
+        >>> from judgekit.stats.examples import labelled_judgments
+        >>> frame = labelled_judgments(every_label=True)
+        >>> summary = coverage_summary(ppi_coverage(frame, n_labels=20, n_subsamples=30, seed=1))
         >>> print(summary[["model", "estimator", "coverage"]].round(2).to_string(index=False))
         model  estimator  coverage
             a        ppi      0.93

@@ -52,12 +52,8 @@ def human_agreement(
         method, ci_method, n_dropped, dropped_reason, threshold, passed, note.
 
     Examples:
-        >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 13)) * 2,
-        ...     "rater": ["judge"] * 12 + ["human"] * 12,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 4, 1, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4, 4, 1],
-        ... })
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> table = human_agreement(long, "judge", "human", scale=(1, 2, 3, 4), min_n=10)
         >>> row = table.iloc[0]
         >>> print(row["check"], round(row["estimate"], 3), row["threshold"], row["passed"])
@@ -227,12 +223,9 @@ def seed004_report(
         Columns check, statistic, estimate, ci_low, ci_high, n, threshold, passed, method, note.
 
     Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
         >>> import pandas as pd
-        >>> long = pd.DataFrame({
-        ...     "item": list(range(1, 13)) * 2,
-        ...     "rater": ["judge"] * 12 + ["human"] * 12,
-        ...     "score": [1, 2, 3, 4, 4, 3, 2, 1, 2, 3, 4, 1, 1, 2, 3, 4, 3, 3, 2, 2, 2, 4, 4, 1],
-        ... })
         >>> judge = long[long["rater"] == "judge"]
         >>> runs = [long.assign(run=1, variant="base"), judge.assign(run=2, variant="base")]
         >>> report = seed004_report(
