@@ -38,7 +38,7 @@ test: install-local lint typecheck pytest
 paper: install-local
 	$(PYTHON) -m judgekit paper
 
-# Only the committed figures of the original riddles study (notebook 06; no judge needed).
+# Only the committed figures of the original riddles study (notebooks 06 and 09; no judge needed).
 figures: install
 	$(PYTHON) -m judgekit paper --params params/figures --bundle data/bundles/riddles-study
 
