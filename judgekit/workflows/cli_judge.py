@@ -208,6 +208,7 @@ def prepare(command: JudgeCommand) -> Prepared:
         encoding=command.encoding,
         sep=command.sep,
         sheet=command.sheet,
+        limit=command.limit,
     )
     if isinstance(rubric, PromptRubric):
         check_placeholders(rubric, [str(c) for c in table.frame.columns], command.items)
