@@ -406,3 +406,20 @@ def test_the_judges_run_at_once_each_within_its_own_limit(tmp_path: Path, items:
     # all three judges at once, each holding its second request back (its limit of one in
     # flight) while the first is answered: one request each, for most of the 0.8 s latency
     assert seen.count((1, 1, 1)) >= 5, seen
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_study_written_before_panels_is_added_to_not_doubled(
+    tmp_path: Path, items: Path, servers: dict[str, SimulatorHandle]
+) -> None:
+    study = tmp_path / "study"
+    d = ["--rubric", "riddle_accuracy", "--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
+    assert judge(items, study, *d) == 0
+    old = pd.read_parquet(study / "judgments.parquet").drop(columns="judge")  # layout 1
+    old.to_parquet(study / "judgments.parquet", index=False)
+    old.to_csv(study / "judgments.csv", index=False)
+    (study / "study.json").write_text(json.dumps({"judgekit": "0.1", "rubric": "riddle_accuracy"}))
+    assert judge(items, study, *d) == 0
+    assert len(servers["d"].requests) == 3  # replayed
+    table = pd.read_parquet(study / "judgments.parquet")
+    assert table["judge"].tolist() == ["d"] * len(IDS)  # the old rows are the same judge's
