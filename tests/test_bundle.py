@@ -256,3 +256,26 @@ def test_verify_needs_no_network_at_all(study: Path, tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "verified, every check passed" in done.stdout
+
+
+def test_a_number_that_moved_with_a_library_version_is_reported_as_such(
+    study: Path, tmp_path: Path, offline: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgekit.workflows import verify
+
+    root = unpacked(export(study, tmp_path / "study.zip"), tmp_path / "bundle")
+    environment = json.loads((root / "environment.json").read_text())
+    environment["statsmodels"] = "0.13.0"  # as if exported on a machine with an older one
+    (root / "environment.json").write_text(json.dumps(environment))
+    rewrite_manifest(root)
+    assert verified(root) == [], "a version alone is not a difference"
+    moved = "report/tables/human_agreement/kappa_family.csv: column 'estimate': 1 cell(s) differ"
+    monkeypatch.setattr(verify, "check_report", lambda root, err: [moved])
+    result = verify_bundle(root, io.StringIO())
+    assert result.library_changes == [
+        f"statsmodels 0.13.0 -> {verify.library_versions()['statsmodels']}"
+    ]
+    assert result.problems[-1].startswith(
+        "numbers differ in report/tables/human_agreement/kappa_family.csv and these libraries "
+        "differ from the exporting machine's: statsmodels 0.13.0 -> "
+    )
