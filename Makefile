@@ -27,8 +27,9 @@ typecheck:
 # nbval runs every cell of the notebooks that need no judge (06: the shipped study data).
 JUDGE_FREE_NOTEBOOKS := notebooks/06_riddles_study_reproduced.ipynb
 
+# --doctest-modules runs the examples in the statistics' docstrings (judgekit/stats).
 pytest:
-	$(PYTHON) -m pytest tests $(JUDGE_FREE_NOTEBOOKS) --nbval-lax --nbval-current-env
+	$(PYTHON) -m pytest tests judgekit/stats --doctest-modules $(JUDGE_FREE_NOTEBOOKS) --nbval-lax --nbval-current-env
 
 test: install-local lint typecheck pytest
 

@@ -160,8 +160,10 @@ def _outcome(real: RealReply, hand_checked: dict[tuple[str, int], float]) -> str
     if not ok:
         return "other_flagged"
     if len(real.found) > 1:
-        return "invented"
-    return "hand_checked" if hand_checked.get(real.where) == verdict.score else "invented"
+        return "invented:ambiguous"
+    return (
+        "hand_checked" if hand_checked.get(real.where) == verdict.score else "invented:unrecorded"
+    )
 
 
 def available() -> bool:
@@ -188,13 +190,13 @@ def measure() -> Measurement:
         outcome = _outcome(real, hand_checked)
         counts[real.family][outcome] += 1
         repos[real.family].add(real.repo)
-        if outcome == "invented":
+        if outcome.startswith("invented"):
             invented.append(f"{real.family} {real.where}: {real.reply[-160:]!r}")
     return Measurement(dict(sorted(counts.items())), dict(repos), invented)
 
 
 def unambiguous(seen: Counter[str]) -> int:
-    """How many of a family's replies were unambiguous (read, refused or invented)."""
+    """How many of a family's replies were unambiguous (read, refused or given another score)."""
     return (
         seen["read"] + seen["invented"] + sum(n for k, n in seen.items() if k.startswith("refused"))
     )

@@ -4,8 +4,8 @@ Run from the repository root: ``python3 -m benchmarks.bench_real_replies [--metr
 
 Single-answer grading replies that public repositories committed with the score their own
 extractor recorded (MT-Bench-style `[[N]]` judgments of GPT-4, GPT-3.5-turbo, GPT-4o and a
-locally served judge, in English, Japanese, Chinese, German, French, Indonesian, Polish,
-Russian and Vietnamese; shaberi's GPT-5.1 judgments in Japanese with `FINAL SCORE: N`),
+locally served judge, in English, Japanese, Korean, Chinese, German, French, Indonesian,
+Polish, Russian and Vietnamese; shaberi's GPT-5.1 judgments in Japanese with `FINAL SCORE: N`),
 listed with commits, paths, licences and the recorded extraction in
 `tests/replies/real/sources.yaml`. Nothing from them is committed; they are read from local
 mirrors. Each reply goes through `judgekit.formats.parse_reply` with the score marker its
@@ -17,10 +17,11 @@ different values, or when the source recorded nothing and the reply is not in th
 list. "Refused" replies are unambiguous ones judgekit left unscored; "flagged" are the others
 it left unscored (no score recorded, or two values).
 
-Before this reader (issue 22; the reader of commit 64dab50, measured 2026-12-01 on the same
-replies): GPT-4 1.6 %, GPT-3.5-turbo 0.0 %, GPT-4o 99.9 %, GPT-5.1 99.9 % and the local judge
-72.2 % of unambiguous replies read, with 1 invented score (the local judge's `Rating: [[8]]`
-followed by "a rating of [[9]] or [[10]]").
+Before this reader (issue 22: the reader of commit 64dab50, run by this script on the same
+replies on 2026-12-01): GPT-4 39 of 2,544 (1.5 %), GPT-3.5-turbo 0 of 956, GPT-4o 1,378 of
+1,380 (99.9 %), GPT-5.1 3,725 of 3,728 (99.9 %) and the local judge 26 of 35 (74.3 %) of
+unambiguous replies read, with 1 invented score (the local judge's `Rating: [[8]]` followed by
+"resulting in a rating of [[9]] or [[10]]", read as 8).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def main() -> None:
             [
                 family, ", ".join(sorted(measured.repos[family])), seen.total(), clear,
                 f"{seen['read']} ({share:.1%})", refused, seen["other_flagged"],
-                seen["hand_checked"], seen["invented"],
+                seen["hand_checked"], sum(n for k, n in seen.items() if k.startswith("invented")),
             ]
         )  # fmt: skip
     header = [

@@ -306,6 +306,7 @@ class Rubric(Protocol):
     optional_columns: tuple[str, ...]  # input columns shown only when an item has them
     label_column: str  # default name of the human label column in an items table
     variants: tuple[str, ...]
+    verbatim: bool  # a researcher's own prompt, sent as written: plain text unless asked
 
     def render(
         self,
@@ -315,7 +316,15 @@ class Rubric(Protocol):
         structured: bool = False,
         batch_label: str = "",
     ) -> list[dict[str, str]]:
-        """Return ``[system, user]`` chat messages for one batch (one item if not batched)."""
+        """The chat messages for one batch (one item if not batched): system (if any), user."""
+        ...
+
+    def additions(self, structured: bool) -> tuple[str, ...]:
+        """What judgekit adds to a verbatim prompt, in words (empty: sent as written)."""
+        ...
+
+    def reask_hint(self, failed: Mapping[str, str]) -> str | None:
+        """A re-ask's closing line naming what was wrong (reasons by item ID), or ``None``."""
         ...
 
     def shown_texts(self, items: Sequence[Item]) -> tuple[str, ...]:

@@ -8,7 +8,9 @@ from typing import Any
 
 
 class JsonEndpoint(BaseHTTPRequestHandler):
-    """Reads each POST's body, then sends ``answer()`` as a JSON reply; logs nothing."""
+    """Reads each POST's body (kept as ``body``), then sends ``answer()`` as JSON; logs nothing."""
+
+    body = b""
 
     def answer(self) -> tuple[int, dict[str, Any]]:
         """The HTTP status and JSON body for the request just read (subclasses decide)."""
@@ -16,7 +18,7 @@ class JsonEndpoint(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         """Consume the request body and send the subclass's answer."""
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         status, payload = self.answer()
         body = json.dumps(payload).encode()
         self.send_response(status)

@@ -109,12 +109,15 @@ def test_an_interrupted_wait_resumes_the_same_batch(tmp_path: Path) -> None:
         impatient = PollPolicy(initial_s=0.01, factor=1.0, max_interval_s=0.01, timeout_s=0.015)
         with pytest.raises(TimeoutError, match="rerun with the same inputs"):
             batch_judge(ITEMS, rubric, client, store=store, poll=impatient, batch_size=6)
-        saved = json.loads((tmp_path / "resume.sqlite.batches.json").read_text())
-        (batch_id,) = [entry["batch_id"] for entry in saved.values()]
+        saved = json.loads((tmp_path / "resume.sqlite.batches.json").read_text())["batches"]
+        (batch_id,) = [entry["batch_id"] for entry in saved if not entry["recorded"]]
         table = batch_judge(ITEMS, rubric, client, store=store, poll=FAST, batch_size=6)
         assert table.attrs["batch_ids"] == [batch_id]  # resumed, not resubmitted
         assert sim.stats()["by_source"] == {"batch": 2}  # each request answered once
-    assert json.loads((tmp_path / "resume.sqlite.batches.json").read_text()) == {}
+    saved = json.loads((tmp_path / "resume.sqlite.batches.json").read_text())["batches"]
+    assert [(e["batch_id"], e["recorded"], e["status"]) for e in saved] == [
+        (batch_id, True, "completed")
+    ]
     assert (table["status"] == "ok").all()
 
 

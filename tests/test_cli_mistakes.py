@@ -38,7 +38,7 @@ CASES: list[tuple[str, list[str], dict[str, str], str]] = [
     ("no key", ["--output", "o.csv", "--provider", "openai", "--model", "m"], {},
      "no API key for provider 'openai' at https://api.openai.com/v1: set OPENAI_API_KEY"),
     ("base URL without a key", ["--output", "o.csv", "--base-url", "http://gpu.invalid:8000/v1",
-     "--model", "m"], {}, "for a server that needs no key, use provider 'generic'"),
+     "--model", "m"], {}, "use provider 'generic' (it sends the prompt unchanged, as plain text)"),
     ("hosted provider without its key", ["--output", "o.csv", "--provider", "gemini", "--model",
      "m"], {"OPENAI_API_KEY": "test-canary"}, "set GEMINI_API_KEY"),
     ("malformed URL", ["--output", "o.csv", "--base-url", "htp:/nowhere", "--model", "m"],

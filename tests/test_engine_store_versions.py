@@ -77,7 +77,7 @@ def test_a_schema_1_store_is_read_without_touching_the_file_then_migrated(tmp_pa
             assert old.find(key).request_hash == key.base_hash
     assert path.read_bytes() == before and _version(path) == 1
     with ResponseStore(path) as store:
-        assert _version(path) == SCHEMA_VERSION == 4
+        assert _version(path) == SCHEMA_VERSION == 5
         rows = list(store.rows())
         assert all(r["endpoint"] == "" and r["base_hash"] == r["request_hash"] for r in rows)
         assert all(store.find(key).reply.text == text for key, text in _keys_of(path, "x"))

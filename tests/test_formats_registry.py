@@ -81,7 +81,7 @@ def test_a_toy_format_needs_only_its_module_and_templates(toy: FormatSpec, tmp_p
     prompt.write_text("Judge whether the answer is right.\n", encoding="utf-8")
     rubric = rubric_from_prompt_file(
         prompt, name="toy", output_format="toy_verdict", scale=Scale((0, 1)),
-        input_columns=("Answer",),
+        input_columns=("Answer",), format_reminder=True,
     )  # fmt: skip
     system, user = rubric.render([Item("a", {"Answer": "42"})], structured=True)
     assert "VERDICT=<0, 1>" in system["content"] and "one VERDICT= line" in user["content"]

@@ -20,7 +20,7 @@ from judgekit.stats.position import (
     position_effects,
     position_profile,
 )
-from judgekit.types import Item
+from judgekit.types import Item, UsageError
 
 REASONING = load_rubric("riddle_reasoning")
 N_ITEMS = 60
@@ -208,21 +208,24 @@ def test_batch_summary_kappa_resamples_whole_questions(steady) -> None:
     from judgekit.stats import cohen_kappa
     from judgekit.stats.run_summary import batch_run_summary
 
-    # 60 answers to 12 riddles (5 each); R060 has no riddle and stands alone.
+    # 60 answers to 12 riddles (5 each); R060 is a riddle of its own.
     riddle = {f"R{i:03d}": f"riddle {(i - 1) // 5}" for i in range(1, N_ITEMS)}
+    with_riddle = steady.assign(riddle=steady["item_id"].map(riddle).fillna("alone"))
+    by_riddle = Columns(item="item_id", cluster="riddle")
+    with pytest.raises(UsageError, match=r"clustered kappa interval needs CI\('percentile'\)"):
+        batch_run_summary(with_riddle, HUMAN, REASONING.scale.allowed, columns=by_riddle)
+    unclustered = steady.assign(riddle=steady["item_id"].map(riddle))  # R060 has none
+    with pytest.raises(UsageError, match="item 'R060' has no value in cluster column 'riddle'"):
+        batch_run_summary(
+            unclustered, HUMAN, REASONING.scale.allowed, columns=by_riddle,
+            ci=CI("bca", n_boot=50, seed=3),
+        )  # fmt: skip
     summary = batch_run_summary(
-        steady, HUMAN, REASONING.scale.allowed, clusters=riddle, ci=CI(n_boot=400, seed=3)
-    )
+        with_riddle, HUMAN, REASONING.scale.allowed, columns=by_riddle,
+        ci=CI("bca", n_boot=400, seed=3),
+    )  # fmt: skip
     assert summary["kappa_ci_method"] == "bca, cluster bootstrap"
     assert summary["kappa_n_clusters"] == 13
-    # Items whose IDs are numbers, with a map keyed by int: grouped all the same.
-    numeric = steady.assign(item_id=steady["item_id"].str[1:].astype(int).astype(str))
-    human = {str(int(item[1:])): score for item, score in HUMAN.items()}
-    by_int = {int(item[1:]): name for item, name in riddle.items()}
-    again = batch_run_summary(
-        numeric, human, REASONING.scale.allowed, clusters=by_int, ci=CI(n_boot=400, seed=3)
-    )
-    assert again["kappa_n_clusters"] == 13 and again["kappa_ci_low"] == summary["kappa_ci_low"]
     first = steady[(steady["run"] == 1) & (steady["status"] == "ok")]
     long = pd.concat(
         [
@@ -238,19 +241,19 @@ def test_batch_summary_kappa_resamples_whole_questions(steady) -> None:
     assert summary["kappa"] == pytest.approx(same["estimate"], abs=1e-12)
     assert summary["kappa_design_effect"] == pytest.approx(same["design_effect"], rel=0.25)
     assert summary["kappa_ci_low"] < summary["kappa"] < summary["kappa_ci_high"]
-    three = {item: f"group {int(item[1:]) % 3}" for item in HUMAN}
+    three = steady.assign(riddle=steady["item_id"].map(lambda item: f"group {int(item[1:]) % 3}"))
     few = batch_run_summary(
-        steady, HUMAN, REASONING.scale.allowed, clusters=three, ci=CI(n_boot=50, seed=0)
+        three, HUMAN, REASONING.scale.allowed, columns=by_riddle, ci=CI("bca", n_boot=50, seed=0)
     )
     assert (
         np.isnan(few["kappa_ci_low"]) and few["kappa_note"] == "interval degenerate: clusters < 10"
     )
     one = batch_run_summary(
-        steady,
+        steady.assign(riddle="all"),
         HUMAN,
         REASONING.scale.allowed,
-        clusters=dict.fromkeys(HUMAN, "all"),
-        ci=CI(n_boot=50, seed=0),
+        columns=by_riddle,
+        ci=CI("bca", n_boot=50, seed=0),
     )
     assert np.isnan(one["kappa_ci_low"]) and one["kappa_note"] == "interval undefined: clusters < 2"
 

@@ -15,9 +15,17 @@ import pytest
 from judgekit import config
 from judgekit.formats import get_format
 from judgekit.rubrics import JinjaRubric, list_rubrics, load_rubric, loader, rubric_from_prompt_file
-from judgekit.rubrics.environment import RUBRICS_DIR, environment, tidy, xml_unescape
+from judgekit.rubrics.environment import RUBRICS_DIR, environment, tidy
 from judgekit.simulator.reading import read_task
 from judgekit.types import Item, Scale
+
+
+def xml_unescape(value: str) -> str:
+    """Invert the rubric templates' XML escaping (reading a rendered prompt back)."""
+    return (
+        value.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    )
+
 
 ALL_RUBRICS = (
     "direct_scoring",
@@ -364,8 +372,9 @@ def test_rubric_from_the_studys_grammar_prompt_file(shared_datasets: Path) -> No
         ("1", {"Reasoning": "Jó szöveg.\n2,0"}),
         ("2", {"Reasoning": "<b>x</b>"}),
     ]
-    assert user.endswith(
-        "Return exactly 2 lines, one ID,score line for each expected ID (1, 2), and nothing else."
+    assert user.endswith("</item>")  # the prompt is the researcher's: no reminder of ours
+    assert rubric.additions(structured=False) == (
+        "a user message holding the items (a header line, one <item> block each)",
     )
     structured = rubric.render(items, structured=True)[0]["content"]
     assert structured.startswith(system) and '{"scores": [{"id": "17", "score": 5}' in structured
@@ -386,12 +395,19 @@ def test_prompt_file_errors(tmp_path: Path) -> None:
     empty.write_text("  \n", encoding="utf-8")
     with pytest.raises(ValueError, match="is empty"):
         rubric_from_prompt_file(empty, **options)
-    seedlike = tmp_path / "rating.txt"
+    jinja = tmp_path / "rating.txt"
+    jinja.write_text("Rate it.\n\n{% if context %}\n{{ context }}\n{% endif %}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"rating.txt, line 3: '\{% if context %\}' is a Jinja"):
+        rubric_from_prompt_file(jinja, **options)
+    seedlike = tmp_path / "seedlike.txt"
     seedlike.write_text("Rate it.\n\n==CONTEXT==\n{{ context }}\n", encoding="utf-8")
-    with pytest.raises(
-        ValueError, match=r"rating.txt, line 4: template placeholder '\{\{ context \}\}'"
-    ):
-        rubric_from_prompt_file(seedlike, **options)
+    filled = rubric_from_prompt_file(seedlike, **options, column_map={"context": "Answer"})
+    assert filled.required_columns == ("Answer", "Question")
+    (message,) = filled.render([Item("7", {"Answer": "The text.", "Question": "Q?"})])
+    assert message == {"role": "user", "content": "Rate it.\n\n==CONTEXT==\nThe text."}
+    unfilled = rubric_from_prompt_file(seedlike, **options)
+    with pytest.raises(ValueError, match="item 7 has no 'context' column"):
+        unfilled.render([Item("7", {"Answer": "The text.", "Question": "Q?"})])
     good = tmp_path / "good.txt"
     good.write_text("\ufeffRate the text.\r\nAnswer as JSON.\r\n", encoding="utf-8")
     with pytest.raises(ValueError, match="rubric name"):

@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from judgekit.engine.providers import structured_options
 from judgekit.rubrics import JinjaRubric, list_rubrics, load_rubric
 from judgekit.types import Criterion, Status
 
@@ -155,11 +156,10 @@ def test_schema_accepts_a_good_reply_and_rejects_bad_ones(name: str) -> None:
     for obj in _walk_objects(schema):
         assert obj["additionalProperties"] is False
         assert obj["required"] == list(obj["properties"])
-    wrapper = rubric.response_format(ids)
+    wrapper = structured_options("json_schema", schema)["response_format"]
     assert wrapper["type"] == "json_schema"
     assert wrapper["json_schema"]["strict"] is True
     assert wrapper["json_schema"]["schema"] == schema
-    assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", wrapper["json_schema"]["name"])
 
 
 def test_id_score_schema_enums_follow_the_batch_and_scale() -> None:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import openai
 import pytest
 
+from judgekit.engine.providers import structured_options
 from judgekit.rubrics import JinjaRubric, list_rubrics, load_rubric
 from judgekit.simulator import SimulatorConfig, SimulatorHandle, run_simulator
 from judgekit.types import Item, Status
@@ -38,7 +39,8 @@ def test_rendered_request_round_trips_through_the_simulator(
     items = _items(rubric)
     ids = [item.id for item in items]
     client = openai.OpenAI(base_url=simulator.base_url, api_key="not-a-key", max_retries=0)
-    options = {"response_format": rubric.response_format(ids)} if structured else {}
+    schema = rubric.response_schema(ids)
+    options = structured_options("json_schema", schema) if structured else {}
     for variant in rubric.variants:
         reply = client.chat.completions.create(
             model="sim-judge",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.formats import parse_marker, parse_reply
+from judgekit.formats import get_format, parse_marker, parse_reply
 from judgekit.rubrics import load_rubric, rubric_from_prompt_file
 from judgekit.rubrics.loader import _scale_from_config
 from judgekit.types import Scale, Status
@@ -94,3 +94,10 @@ def test_half_points_are_read_only_when_the_scale_has_them() -> None:
     assert read(Scale((1, 2, 3, 4), step=0.5))[0] is Status.OK
     status, reason = read(Scale((1, 2, 3, 4)))
     assert status is Status.OUT_OF_RANGE and "(1, 2, 3, 4)" in reason
+
+
+def test_the_json_form_of_a_stepped_scale_takes_any_number() -> None:
+    schema = get_format("score_line").schema(Scale((1, 2, 3), step=0.5), ["1"], ())
+    assert schema["properties"]["score"] == {"type": "number"}
+    whole = get_format("score_line").schema(Scale((1, 2, 3)), ["1"], ())
+    assert whole["properties"]["score"]["enum"] == [1, 2, 3]

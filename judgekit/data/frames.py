@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from judgekit.data.atomic import atomic_write, atomic_write_text
 from judgekit.data.columns import is_empty
@@ -74,14 +75,19 @@ def _separator(source: Path, text: str) -> str:
 
 
 def read_frame(
-    path: str | Path, *, required: Sequence[str] = (), what: str = "table"
+    path: str | Path,
+    *,
+    required: Sequence[str] = (),
+    what: str = "table",
+    skip: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Read a table judgekit wrote (``.csv``, ``.tsv`` or ``.parquet``), with its types.
 
     Args:
         path: The file.
-        required: Columns it must have.
+        required: Columns it must have (those in ``skip`` are not checked).
         what: What the table is, for messages (``"judgments table"``).
+        skip: Columns not to load (never parsed into memory from Parquet).
 
     Raises:
         DataError: If the file is missing, of another type, unreadable or lacks a column.
@@ -92,7 +98,8 @@ def read_frame(
         raise DataError(source, f"{what} not found")
     try:
         if suffix == ".parquet":
-            frame = pd.read_parquet(source)
+            columns = [c for c in pq.read_schema(source).names if c not in skip] if skip else None
+            frame = pd.read_parquet(source, columns=columns)
         else:
             text = source.read_text(encoding="utf-8-sig")
             frame = pd.read_csv(
@@ -101,10 +108,11 @@ def read_frame(
                 dtype={column: str for column in TEXT_COLUMNS},
                 keep_default_na=False,
                 na_values=[""],
+                usecols=(lambda column: column not in skip) if skip else None,
             )
     except (OSError, ValueError, UnicodeDecodeError) as error:
         raise DataError(source, f"cannot read this {what}: {error}".splitlines()[0]) from None
-    missing = [c for c in required if c not in frame.columns]
+    missing = [c for c in required if c not in frame.columns and c not in skip]
     if missing:
         raise DataError(source, f"{what} lacks column(s) {missing}")
     return frame

@@ -1,10 +1,13 @@
 """Read judgments tables and reshape them into the long rater tables the statistics take.
 
-The engine's judgments table keeps every attempt (a re-asked row appears once per attempt) and
-one row per foreign ID a reply scored. The analysis notebooks need one *final* verdict per
-(rubric, variant, judge model, run, item): the last attempt. Human labels live in a separate
-table (``item_id, rubric, answer_model, score``) that the judging notebook writes from the
-rubric's label column.
+The engine's judgments table holds one row per (rubric, variant, model, run, item): the verdict
+of the attempt that settled it (``attempt`` says which; a row re-asked after an unusable reply
+shows its last attempt, earlier attempts are not rows), plus one row per foreign ID a reply
+scored. Every attempt's request and reply is in the response store
+(:func:`judgekit.engine.history.attempt_history` lists them as a table). The analysis
+notebooks need one *final* verdict per (rubric, variant, judge model, run, item), foreign IDs
+dropped. Human labels live in a separate table (``item_id, rubric, answer_model, score``)
+that the judging notebook writes from the rubric's label column.
 """
 
 from __future__ import annotations
@@ -29,9 +32,42 @@ def _with_text_ids(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def read_judgments(path: str | Path) -> pd.DataFrame:
-    """Read a judgments table written by the judging notebook (all attempts)."""
-    return _with_text_ids(read_frame(path, required=JUDGMENT_COLUMNS, what="judgments table"))
+#: The columns holding a reply's text: the reply, the fragment a verdict was read from, and the
+#: verdict's reason (for a one-item reply often most of the reply again).
+REPLY_TEXT_COLUMNS: tuple[str, ...] = ("raw_reply", "verdict_raw", "reason")
+
+
+def share_texts(frame: pd.DataFrame, columns: Sequence[str] = REPLY_TEXT_COLUMNS) -> pd.DataFrame:
+    """Hold each distinct text of ``columns`` once (in place): one string object per value.
+
+    A reply repeated on every row of its batch, or a ``verdict_raw`` equal to the reply, is
+    read from a file as one string per cell; after this they are one object, so a study's
+    replies take the memory of one copy.
+    """
+    kept: dict[str, str] = {}
+    for column in columns:
+        if column in frame.columns:
+            values = [
+                kept.setdefault(value, value) if isinstance(value, str) else value
+                for value in frame[column].to_numpy(dtype=object)
+            ]
+            # object dtype: cells point at the shared Python strings (a string dtype would
+            # copy every cell into its own buffer again)
+            frame[column] = pd.Series(values, index=frame.index, dtype=object)
+    return frame
+
+
+def read_judgments(path: str | Path, *, replies: bool = True) -> pd.DataFrame:
+    """Read a judgments table (one copy of each reply text, see :func:`share_texts`).
+
+    Args:
+        path: The table.
+        replies: Load the reply texts (:data:`REPLY_TEXT_COLUMNS`); the analyses need none
+            of them, so the report reads a study without them.
+    """
+    skip = () if replies else REPLY_TEXT_COLUMNS
+    frame = read_frame(path, required=JUDGMENT_COLUMNS, what="judgments table", skip=skip)
+    return _with_text_ids(share_texts(frame) if replies else frame)
 
 
 def read_labels(path: str | Path) -> pd.DataFrame:

@@ -5,10 +5,11 @@ How it works, so that the table equals the online engine's on the same inputs:
 1. *Collect.* ``ajudge`` runs with the mode ``"batch_api_collect"``: every step is the online
    engine's own (batching, rendering, request options, store keys, parsing, re-ask choice),
    except that a request the store cannot answer is not sent; it is collected instead.
-2. *Submit.* The collected requests become one JSONL file (``custom_id`` = rubric / variant /
-   run / batch / attempt / store hash), which is uploaded and turned into a batch. The batch
-   ID is saved beside the store, so a rerun with the same inputs resumes polling it instead
-   of submitting again.
+2. *Submit.* The collected requests become JSONL files (``custom_id`` = rubric / variant /
+   run / batch / attempt / store hash), split within the provider's request and byte limits,
+   each uploaded and turned into a batch. Each batch ID and the store keys it holds are
+   saved beside the store, so a rerun resumes polling the batches holding its pending
+   requests instead of submitting them again (also after an interrupt mid-round).
 3. *Wait, download, record.* The batch is polled (bounded, with backoff); each output line is
    written into the response store under its request hash, each failed line as an error.
 4. Steps 1-3 repeat while replies lead to re-asks (or failed lines are retried, boundedly).
@@ -26,7 +27,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,11 +39,13 @@ from openai.types import Batch as SDKBatch
 
 from judgekit.engine.batch_files import (
     ENDPOINT,
+    BatchLimits,
     BatchState,
     PendingRequest,
-    batch_lines,
-    fingerprint,
+    encoded_lines,
+    hash_of,
     reply_from_result,
+    split_for_limits,
 )
 from judgekit.engine.client import OpenAIJudge
 from judgekit.engine.rows import judge_items
@@ -128,8 +131,7 @@ async def submit_batch(
     metadata: Mapping[str, str] | None = None,
 ) -> str:
     """Upload the requests as JSONL, create the batch, and return its ID."""
-    lines = batch_lines(pending)
-    data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
+    data = b"".join(encoded_lines(pending))
     uploaded = await sdk.files.create(file=("judgekit_batch.jsonl", data), purpose="batch")
     batch = await sdk.batches.create(
         input_file_id=uploaded.id,
@@ -140,7 +142,12 @@ async def submit_batch(
     return batch.id
 
 
-async def wait_for_batch(sdk: openai.AsyncOpenAI, batch_id: str, policy: PollPolicy) -> SDKBatch:
+async def wait_for_batch(
+    sdk: openai.AsyncOpenAI,
+    batch_id: str,
+    policy: PollPolicy,
+    on_poll: Callable[[SDKBatch], None] = lambda _batch: None,
+) -> SDKBatch:
     """Poll until the batch is completed, failed, expired or cancelled.
 
     Raises:
@@ -150,6 +157,7 @@ async def wait_for_batch(sdk: openai.AsyncOpenAI, batch_id: str, policy: PollPol
     interval = policy.initial_s
     while True:
         batch = await sdk.batches.retrieve(batch_id)
+        on_poll(batch)
         if batch.status in TERMINAL_STATUSES:
             return batch
         if time.monotonic() - started + interval > policy.timeout_s:
@@ -173,27 +181,38 @@ async def download_results(sdk: openai.AsyncOpenAI, batch: SDKBatch) -> list[dic
 
 def record_results(
     store: ResponseStore,
-    pending: Sequence[PendingRequest],
+    pending: Mapping[str, PendingRequest],
     batch: SDKBatch,
     lines: Sequence[Mapping[str, Any]],
+    expected: Sequence[str],
 ) -> tuple[int, int]:
     """Write each line's reply (or error) into the store; returns (replies, errors).
 
-    A submitted request with no line in the results (expired or cancelled batch) is recorded
-    as an error naming the batch and its status.
+    Args:
+        store: Where the replies go.
+        pending: The requests still unanswered, by store key; lines for other requests of
+            the batch (recorded by an earlier, interrupted run) are skipped.
+        batch: The finished batch.
+        lines: Its output and error lines.
+        expected: The store keys of the batch's requests.
+
+    A pending request of the batch with no line (expired or cancelled batch) is recorded as
+    an error naming the batch and its status.
 
     Raises:
-        ValueError: If a line's ``custom_id`` is not one of the submitted requests.
+        ValueError: If a line's ``custom_id`` is not one of the batch's requests.
     """
-    by_id = {p.custom_id: p for p in pending}
+    members = set(expected)
     answered: set[str] = set()
     replies = errors = 0
     for line in lines:
-        custom_id = str(line.get("custom_id"))
-        if custom_id not in by_id:
-            raise ValueError(f"batch {batch.id}: result for unknown custom_id {custom_id!r}")
-        answered.add(custom_id)
-        request_hash = by_id[custom_id].key.hash
+        request_hash = hash_of(str(line.get("custom_id")))
+        if request_hash not in members:
+            unknown = line.get("custom_id")
+            raise ValueError(f"batch {batch.id}: result for unknown custom_id {unknown!r}")
+        answered.add(request_hash)
+        if request_hash not in pending:
+            continue
         reply, error = reply_from_result(line)
         if reply is not None:
             store.record_reply(request_hash, reply)
@@ -201,8 +220,8 @@ def record_results(
         else:
             store.record_error(request_hash, error or "batch line failed", 1)
             errors += 1
-    for custom_id in sorted(set(by_id) - answered):
-        store.record_error(by_id[custom_id].key.hash, f"batch {batch.id} {batch.status}", 0)
+    for request_hash in sorted(members & set(pending) - answered):
+        store.record_error(request_hash, f"batch {batch.id} {batch.status}", 0)
         errors += 1
     return replies, errors
 
@@ -216,6 +235,42 @@ def _sdk_for(client: JudgeClient, api_key: str | None) -> openai.AsyncOpenAI:
     return client.new_sdk()
 
 
+async def collect_pending(
+    items: Sequence[Item],
+    rubric: Rubric,
+    client: JudgeClient,
+    store: ResponseStore,
+    give_up: frozenset[str] = frozenset(),
+    **judge_options: Any,
+) -> list[PendingRequest]:
+    """The requests the store cannot answer yet, found by walking the study as ``judge()``.
+
+    Re-asks appear once the replies they depend on are stored; ``give_up`` lists store keys
+    whose stored failure is final (replayed, not collected).
+    """
+    collector = _Collector(give_up=set(give_up))
+    token = _COLLECTOR.set(collector)
+    try:
+        await ajudge(
+            items, rubric, client, store=store, mode=COLLECT_MODE, progress=False, **judge_options
+        )
+    finally:
+        _COLLECTOR.reset(token)
+    return sorted(collector.pending.values(), key=lambda p: p.custom_id)
+
+
+@dataclass
+class _Round:
+    """One round's batches: what they hold and where they go (shared by its waits)."""
+
+    sdk: openai.AsyncOpenAI
+    store: ResponseStore
+    state: BatchState
+    pending: dict[str, PendingRequest]
+    poll: PollPolicy
+    notify: Callable[[str], None]
+
+
 async def abatch_judge(
     items: Sequence[Item],
     rubric: Rubric,
@@ -225,8 +280,10 @@ async def abatch_judge(
     sdk: openai.AsyncOpenAI | None = None,
     api_key: str | None = None,
     poll: PollPolicy = PollPolicy(),
+    limits: BatchLimits = BatchLimits(),
     max_line_retries: int = 2,
     completion_window: str = "24h",
+    notify: Callable[[str], None] = logger.info,
     **judge_options: Any,
 ) -> pd.DataFrame:
     """Judge through the Batch API and return the table ``judge()`` would return.
@@ -236,25 +293,28 @@ async def abatch_judge(
         rubric: The scoring instrument.
         client: The judge (its model, structured mode and options shape the requests).
         store: Response store (object or path); batch results are recorded in it and the
-            submitted batch IDs are kept beside it for resuming.
+            submitted batches are kept beside it (:class:`BatchState`) for resuming.
         sdk: Client for the files and batches endpoints; by default one is built for
             ``client.base_url`` with the key from ``api_key`` or the environment.
         api_key: Key for the default ``sdk`` (never stored).
         poll: Polling policy.
+        limits: Requests and bytes per input file; a round larger than that is split.
         max_line_retries: How many more times a request whose batch line failed is submitted.
         completion_window: Batch completion window.
+        notify: Called with one line per event (submitted, resumed, status change, recorded).
         **judge_options: The keyword arguments of :func:`judgekit.engine.judge` (runs,
             variants, batch_size, max_reasks, temperature, seed, structured, logprobs, ...),
             except ``store``, ``mode`` and ``offline``.
 
     Returns:
-        The judgments table; ``attrs["batch_ids"]`` lists the batches used.
+        The judgments table; ``attrs["batch_ids"]`` lists the batches used, ``api_calls``
+        the requests answered by them in this call, ``failed_calls`` the failed lines.
 
     Raises:
         ValueError: On a reserved option, or a batch the endpoint rejected as a whole.
         TimeoutError: When a batch is not done within ``poll.timeout_s`` (rerun to resume).
     """
-    reserved = sorted({"store", "mode", "offline"} & set(judge_options))
+    reserved = sorted({"store", "mode", "offline", "progress"} & set(judge_options))
     if reserved:
         raise ValueError(f"abatch_judge sets {reserved} itself")
     owns_store = not isinstance(store, ResponseStore)
@@ -264,75 +324,104 @@ async def abatch_judge(
     state = BatchState(opened.path)
     failures: dict[str, int] = {}
     batch_ids: list[str] = []
-    collect_options = {**judge_options, "progress": False}
+    answered = failed = 0
     try:
         max_rounds = (int(judge_options.get("max_reasks", 2)) + 1) * (max_line_retries + 1) + 1
-        for _round in range(max_rounds):
-            collector = _Collector(give_up={h for h, n in failures.items() if n > max_line_retries})
-            token = _COLLECTOR.set(collector)
-            try:
-                await ajudge(
-                    items, rubric, client, store=opened, mode=COLLECT_MODE, **collect_options
-                )
-            finally:
-                _COLLECTOR.reset(token)
-            pending = sorted(collector.pending.values(), key=lambda p: p.custom_id)
+        for round_number in range(1, max_rounds + 1):
+            give_up = frozenset(h for h, n in failures.items() if n > max_line_retries)
+            pending = await collect_pending(items, rubric, client, opened, give_up, **judge_options)
             if not pending:
                 break
-            batch_ids.append(
-                await _run_one_batch(sdk, opened, state, pending, poll, completion_window)
-            )
-            for p in pending:
-                stored = opened.lookup(p.key.hash)
+            by_hash = {p.key.hash: p for p in pending}
+            work = _Round(sdk, opened, state, by_hash, poll, notify)
+            where = {"base_url": getattr(client, "base_url", ""), "round": round_number}
+            where["provider"] = getattr(getattr(client, "preset", None), "name", "")
+            ids = await _run_round(work, limits, completion_window, where)
+            batch_ids += ids
+            for request_hash in by_hash:
+                stored = opened.lookup(request_hash)
                 if stored is None or stored.reply is None:
-                    failures[p.key.hash] = failures.get(p.key.hash, 0) + 1
+                    failures[request_hash] = failures.get(request_hash, 0) + 1
+                    failed += 1
+                else:
+                    answered += 1
         else:
             raise RuntimeError("Batch API rounds did not settle; this is a bug in batch_api")
-        table = await ajudge(items, rubric, client, store=opened, offline=True, **collect_options)
+        table = await ajudge(
+            items, rubric, client, store=opened, offline=True, progress=False, **judge_options
+        )
     finally:
         if owns_sdk:
             await sdk.close()
         if owns_store:
             opened.close()
-    table.attrs["batch_ids"] = batch_ids
+    table.attrs.update(batch_ids=batch_ids, api_calls=answered + failed, failed_calls=failed)
     return table
 
 
-async def _run_one_batch(
-    sdk: openai.AsyncOpenAI,
-    store: ResponseStore,
-    state: BatchState,
-    pending: Sequence[PendingRequest],
-    poll: PollPolicy,
-    completion_window: str,
-) -> str:
-    """Submit (or resume) one batch for ``pending``, wait for it, and record its results."""
-    digest = fingerprint(pending)
-    batch_id = state.get(digest)
-    if batch_id is not None:
-        try:
-            await sdk.batches.retrieve(batch_id)
-            logger.info("resuming batch %s (%d requests)", batch_id, len(pending))
-        except openai.NotFoundError:
-            logger.warning("saved batch %s is unknown to the endpoint; resubmitting", batch_id)
-            batch_id = None
-    if batch_id is None:
-        for p in pending:
-            store.record_request(p.key)
-        batch_id = await submit_batch(sdk, pending, completion_window=completion_window)
-        state.put(digest, batch_id, len(pending))
-        logger.info("submitted batch %s (%d requests)", batch_id, len(pending))
-    batch = await wait_for_batch(sdk, batch_id, poll)
+async def _run_round(
+    work: _Round, limits: BatchLimits, completion_window: str, where: Mapping[str, Any]
+) -> list[str]:
+    """Resume the saved batches holding pending requests, submit the rest (split), record all.
+
+    Returns:
+        The IDs of the round's batches.
+    """
+    resumed: list[dict[str, Any]] = []
+    covered: set[str] = set()
+    for entry in work.state.unrecorded():
+        if set(entry.get("hashes", ())) & set(work.pending) and await _still_known(work, entry):
+            resumed.append(entry)
+            covered |= set(entry["hashes"])
+            work.notify(
+                f"resuming batch {entry['batch_id']} ({entry['requests']} requests, "
+                f"{entry.get('status', '?')})"
+            )
+    to_submit = [p for h, p in work.pending.items() if h not in covered]
+    for chunk in split_for_limits(to_submit, limits) if to_submit else []:
+        hashes = [p.key.hash for p in chunk]
+        for p in chunk:
+            work.store.record_request(p.key)
+        batch_id = await submit_batch(work.sdk, chunk, completion_window=completion_window)
+        work.state.add(batch_id, hashes, **where)
+        resumed.append({"batch_id": batch_id, "hashes": hashes, "requests": len(hashes)})
+        work.notify(f"submitted batch {batch_id} ({len(hashes)} requests)")
+    await asyncio.gather(*(_finish_batch(work, entry) for entry in resumed))
+    return [entry["batch_id"] for entry in resumed]
+
+
+async def _still_known(work: _Round, entry: Mapping[str, Any]) -> bool:
+    """Whether the endpoint still knows a saved batch (else its requests are submitted again)."""
+    try:
+        await work.sdk.batches.retrieve(entry["batch_id"])
+    except openai.NotFoundError:
+        work.notify(f"saved batch {entry['batch_id']} is unknown to the endpoint; submitting again")
+        work.state.update(entry["batch_id"], recorded=True, status="unknown to the endpoint")
+        return False
+    return True
+
+
+async def _finish_batch(work: _Round, entry: Mapping[str, Any]) -> None:
+    """Wait for one batch, then record its results (or fail on a batch rejected whole)."""
+    batch_id = entry["batch_id"]
+
+    def on_poll(batch: SDKBatch) -> None:
+        counts = batch.request_counts.model_dump() if batch.request_counts else {}
+        if work.state.update(batch_id, status=batch.status, counts=counts):
+            done = f"{counts.get('completed', 0)}/{counts.get('total', 0)} done" if counts else ""
+            work.notify(f"batch {batch_id}: {batch.status} {done}".rstrip())
+
+    batch = await wait_for_batch(work.sdk, batch_id, work.poll, on_poll)
     if batch.status == "failed":
         problems = "; ".join(
             e.message or "" for e in (batch.errors.data if batch.errors else None) or []
         )
-        state.drop(digest)
+        work.state.update(batch_id, recorded=True)
         raise ValueError(f"batch {batch_id} was rejected: {problems or 'no reason given'}")
-    replies, errors = record_results(store, pending, batch, await download_results(sdk, batch))
-    state.drop(digest)
-    logger.info("batch %s %s: %d replies, %d errors", batch_id, batch.status, replies, errors)
-    return batch_id
+    lines = await download_results(work.sdk, batch)
+    replies, errors = record_results(work.store, work.pending, batch, lines, entry["hashes"])
+    work.state.update(batch_id, recorded=True)
+    work.notify(f"batch {batch_id} {batch.status}: {replies} replies, {errors} failed lines")
 
 
 #: Blocking :func:`abatch_judge` (safe inside a running event loop, e.g. a notebook).

@@ -23,28 +23,16 @@ from typing import Any
 
 from judgekit.data import Batch
 from judgekit.engine.plan import RunPlan
-from judgekit.engine.rows import (
-    REASK_STATUSES,
-    RowContext,
-    reask_label,
-    record_failed_call,
-    rows_from_reply,
-)
+from judgekit.engine.rows import Asked, reask_key, reask_label, reask_loop
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.tokens import estimate_message_tokens
 from judgekit.formats import get_format
-from judgekit.types import ChatRequest, Item, Status
+from judgekit.types import ChatRequest, Item, UsageError
 
 logger = logging.getLogger(__name__)
 
 Row = dict[str, Any]
 Message = dict[str, str]
-
-#: Columns conversation mode adds after the engine's columns.
-CONVERSATION_COLUMNS: tuple[str, ...] = (
-    "conversation",  # 0-based conversation number within the (variant, run)
-    "turn",  # 0-based user turn within that conversation
-)
 
 #: Tokens kept free for each row of the reply when ``max_tokens`` is not set.
 REPLY_TOKENS_PER_ROW = 16
@@ -127,8 +115,9 @@ def _split_render(
         items, variant=variant, structured=session.settings.structured, batch_label=label
     )
     if len(messages) != 2 or messages[0].get("role") != "system":
-        raise ValueError(
-            f"rubric {session.rubric.name}: conversation mode needs [system, user] messages"
+        raise UsageError(
+            f"rubric {session.rubric.name}: conversation mode sends the instructions once, as "
+            "a system message, and this rubric has none (give the prompt a system text)"
         )
     return dict(messages[0]), dict(messages[1])
 
@@ -153,20 +142,26 @@ async def _ask(
     run: int,
     attempt: int,
     label: str,
+    hint: str | None = None,
 ) -> tuple[CallOutcome, int, int]:
-    """Send one user turn with the history; returns the outcome, conversation and turn."""
-    chat.make_room(user, _reply_reserve(session, len(pending)), label)
+    """Send one user turn (ending with ``hint``, if any) with the history.
+
+    Returns:
+        The outcome, and the conversation and turn it was asked in.
+    """
+    hinted = {**user, "content": f"{user['content'].rstrip()}\n\n{hint}"} if hint else user
+    chat.make_room(hinted, _reply_reserve(session, len(pending)), label)
     where = (chat.index, chat.turn)
     shown = session.rubric.shown_texts(pending)
-    request = ChatRequest(
+    plain = ChatRequest(
         messages=tuple(chat.messages_with(user)),
         options=session.options([item.id for item in pending], run),
         shown=chat.shown + shown,
     )
-    key = session.request_key(request, variant=variant, run=run, attempt=attempt)
+    key = reask_key(session, plain, hint, variant=variant, run=run, attempt=attempt)
     outcome = await session.call_or_replay(key)
     if outcome.reply is not None:
-        chat.record(user, outcome.reply.text, shown)
+        chat.record(dict(key.request.messages[-1]), outcome.reply.text, shown)
     return outcome, where[0], where[1]
 
 
@@ -182,42 +177,30 @@ async def judge_batch_in_conversation(
     Returns the batch's final rows (one per item, then foreign-ID rows), like the engine's
     independent mode, plus the ``conversation`` and ``turn`` where each row was answered.
     """
-    variant, run, batch_index, batch_label = plan.variant, plan.run, batch.index, batch.label
-    final: dict[str, Row] = {}
-    foreign: list[Row] = []
-    pending = list(batch.items)
-    for attempt in range(1, session.settings.max_reasks + 2):
-        label = reask_label(batch_label, attempt)
-        system, user = _split_render(session, pending, variant, label)
+
+    async def ask(pending: list[Item], attempt: int, hint: str | None) -> Asked:
+        label = reask_label(batch.label, attempt)
+        system, user = _split_render(session, pending, plan.variant, label)
         if system != chat.system:
             raise ValueError(
                 f"rubric {session.rubric.name}: the system message changes between batches, "
                 "so the instructions cannot be sent once per conversation"
             )
-        if attempt > 1:
-            user = {**user, "content": f"{REASK_PREAMBLE}\n\n{user['content']}"}
+        content = f"{REASK_PREAMBLE}\n\n{user['content']}" if attempt > 1 else user["content"]
         outcome, conversation, turn = await _ask(
-            session, chat, user, pending, variant=variant, run=run, attempt=attempt, label=label
+            session,
+            chat,
+            {**user, "content": content},
+            pending,
+            variant=plan.variant,
+            run=plan.run,
+            attempt=attempt,
+            label=label,
+            hint=hint,
         )
-        context = RowContext(variant, run, attempt, batch_index)
-        if outcome.reply is None:
-            record_failed_call(
-                session,
-                pending,
-                outcome,
-                final,
-                context=context,
-                place=functools.partial(_placed, conversation=conversation, turn=turn),
-            )
-            break
-        by_id, foreign_rows = rows_from_reply(session, outcome, pending, context)
-        final.update({k: _placed(row, conversation, turn) for k, row in by_id.items()})
-        foreign += [_placed(row, conversation, turn) for row in foreign_rows]
-        pending = [item for item in pending if Status(final[item.id]["status"]) in REASK_STATUSES]
-        if not pending:
-            break
-    session.on_items_done(len(batch.items))
-    return [final[item.id] for item in batch.items] + foreign
+        return Asked(outcome, functools.partial(_placed, conversation=conversation, turn=turn))
+
+    return await reask_loop(session, plan, batch, ask)
 
 
 async def judge_conversation(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ class CostEstimate:
         prompt_tokens: Estimated prompt tokens of the requests still to send.
         completion_tokens: Estimated output tokens of the requests still to send.
         cost_usd: Estimated price, or ``None`` without prices.
+        price_factor: Share of the online price charged (0.5 at a Batch API's rates).
     """
 
     requests: int
@@ -26,6 +28,12 @@ class CostEstimate:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
+    price_factor: float = 1.0
+
+    def at_rate(self, factor: float) -> CostEstimate:
+        """The same estimate priced at ``factor`` times the online price (e.g. a Batch API)."""
+        cost = None if self.cost_usd is None else self.cost_usd / self.price_factor * factor
+        return dataclasses.replace(self, cost_usd=cost, price_factor=factor)
 
     def describe(self) -> str:
         """One paragraph for the user, saying plainly that it is an estimate."""
@@ -34,9 +42,11 @@ class CostEstimate:
             f"{self.stored} already stored, {self.requests - self.stored} to send, "
             f"~{self.prompt_tokens:,} prompt tokens and ~{self.completion_tokens:,} output tokens."
         )
+        rate = f" at Batch API rates ({self.price_factor:.0%} of online)"
+        rate = "" if self.price_factor == 1.0 else rate
         if self.cost_usd is None:
-            return text + " No prices given, so no cost estimate."
-        return text + f" Estimated cost: ${self.cost_usd:,.4f}."
+            return text + f" No prices given, so no cost estimate{rate}."
+        return text + f" Estimated cost{rate}: ${self.cost_usd:,.4f}."
 
 
 def estimate_cost(

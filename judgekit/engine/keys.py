@@ -22,6 +22,8 @@ class RequestKey:
 
     Attributes:
         endpoint: Normalised base URL of the endpoint (``""``: unknown, as in schema 1).
+        reask_hint: The hint a re-ask carries (``""``: none). Recorded, not hashed: it is
+            part of the request's messages already.
     """
 
     model: str
@@ -31,6 +33,7 @@ class RequestKey:
     attempt: int
     request: ChatRequest
     endpoint: str = ""
+    reask_hint: str = ""
 
     def _digest(self, *, with_endpoint: bool) -> str:
         payload: dict[str, Any] = {

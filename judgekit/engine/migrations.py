@@ -17,6 +17,8 @@ file. Add a migration by appending a function to :data:`MIGRATIONS`; never edit 
    from then on store ``{"role": "system", "instructions": DIGEST}`` in place of the text (the
    2-4 KB instructions were repeated in every row); earlier rows keep their full messages.
    Both forms are read back as the full messages, and the request hashes are unchanged.
+5. ``reask_hint`` per request: the hint a re-ask carried naming what was wrong with the last
+   reply (``''`` for first asks and hint-less re-asks; ``NULL`` for rows stored before).
 """
 
 from __future__ import annotations
@@ -60,12 +62,17 @@ def _add_instructions(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE instructions (digest TEXT PRIMARY KEY, content TEXT NOT NULL)")
 
 
+def _add_reask_hint(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE requests ADD COLUMN reask_hint TEXT")
+
+
 #: Migration ``n`` (1-based) brings a store from version ``n - 1`` to ``n``.
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _create_requests,
     _add_endpoint,
     _add_reasoning_and_refusal,
     _add_instructions,
+    _add_reask_hint,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -35,7 +35,8 @@ class JudgeOptions:
         seed: Seed, sent where the endpoint honours seeds (``None`` = never sent).
         seed_per_run: Send ``seed + run - 1`` so runs differ on purpose.
         max_tokens: Output cap (not sent when ``None``).
-        structured: Enforce the rubric's JSON schema; ``None`` = when the endpoint can.
+        structured: Enforce the rubric's JSON schema; ``None`` = when the endpoint can (never
+            for a verbatim prompt: it stays plain text unless ``True``).
         logprobs: Ask for top logprobs and record a logprob-weighted ``expected_score`` on ok
             rows (the ``score`` is never replaced; NaN where the score token is not found).
         top_logprobs: Alternatives per token when ``logprobs`` is on.
@@ -82,9 +83,15 @@ class JudgeOptions:
             return 1
         return rubric.default_batch_size if self.batch_size is None else self.batch_size
 
-    def settings(self, client: JudgeClient) -> JudgeSettings:
-        """The per-request settings these options give on ``client``."""
+    def settings(self, client: JudgeClient, rubric: Rubric) -> JudgeSettings:
+        """The per-request settings these options give for ``rubric`` on ``client``.
+
+        ``structured=None`` enforces the schema where the endpoint can, except for a verbatim
+        prompt (the researcher's own), which stays plain text unless ``structured=True``.
+        """
         structured = self.structured
+        if structured is None and rubric.verbatim:
+            structured = False
         return JudgeSettings(
             temperature=self.temperature,
             seed=self.seed,

@@ -17,9 +17,6 @@ import pandas as pd
 
 T = TypeVar("T")
 
-#: Column ``judge()`` adds when items were shuffled (the seed the order came from).
-ORDER_COLUMNS: tuple[str, ...] = ("shuffle_seed",)
-
 
 def run_permutation(count: int, run: int, shuffle_seed: int) -> list[int]:
     """The 0-based source indices of ``count`` items in the sending order of ``run``.

@@ -51,6 +51,9 @@ class ProviderPreset:
         supports_logprobs: ``logprobs``/``top_logprobs`` are returned on chat completions.
         supports_batch_api: The OpenAI-style ``/v1/batches`` + ``/v1/files`` API exists.
         max_tokens_param: Name of the output-length option this endpoint expects.
+        batch_max_requests: Requests one Batch API input file may hold.
+        batch_max_bytes: Bytes one Batch API input file may hold.
+        batch_price_factor: Batch API price as a share of the online price.
         notes: The assumptions behind this preset, in one or two sentences.
     """
 
@@ -63,6 +66,9 @@ class ProviderPreset:
     supports_logprobs: bool
     supports_batch_api: bool
     max_tokens_param: str = "max_tokens"
+    batch_max_requests: int = 50_000
+    batch_max_bytes: int = 200_000_000
+    batch_price_factor: float = 0.5
     notes: str = ""
 
 
@@ -157,7 +163,8 @@ def resolve_api_key(preset: ProviderPreset, api_key: str | None, base_url: str) 
     keyless = (
         ""
         if base_url == preset.base_url
-        else "; for a server that needs no key, use provider 'generic'"
+        else "; for a server that needs no key, use provider 'generic' (it sends the prompt "
+        "unchanged, as plain text)"
     )
     raise MissingAPIKeyError(
         f"no API key for provider {preset.name!r} at {base_url}: set {preset.api_key_env} "

@@ -207,7 +207,7 @@ def preview(
     store = options.store
     if isinstance(store, str | Path):
         store = ResponseStore.open_readonly(store) if Path(store).is_file() else None
-    session = JudgeSession(rubric, client, options.settings(client), store)
+    session = JudgeSession(rubric, client, options.settings(client, rubric), store)
     try:
         estimate, first = _estimate(session, plans, options.prices, options.mode)
         return first, estimate
@@ -286,7 +286,9 @@ async def ajudge(
     def advance(count: int) -> None:
         bar.update(count)
 
-    session = JudgeSession(rubric, client, chosen.settings(client), store, on_items_done=advance)
+    session = JudgeSession(
+        rubric, client, chosen.settings(client, rubric), store, on_items_done=advance
+    )
     try:
         estimate, _ = _estimate(session, plans, chosen.prices, chosen.mode)
         first_batch = next((batch for plan in plans for batch in plan.batches), None)

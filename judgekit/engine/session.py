@@ -163,9 +163,12 @@ class JudgeSession:
         return ChatRequest(messages=tuple(messages), options=options, shown=shown)
 
     def request_key(
-        self, request: ChatRequest, *, variant: str, run: int, attempt: int
+        self, request: ChatRequest, *, variant: str, run: int, attempt: int, reask_hint: str = ""
     ) -> RequestKey:
-        """The store key of a request (endpoint, model, rubric, variant, run and attempt)."""
+        """The store key of a request (endpoint, model, rubric, variant, run and attempt).
+
+        ``reask_hint`` is the hint a re-ask carries (already in its messages), for the store.
+        """
         return RequestKey(
             model=self.model,
             rubric=self.rubric.name,
@@ -174,6 +177,7 @@ class JudgeSession:
             attempt=attempt,
             request=request,
             endpoint=self.client.endpoint,
+            reask_hint=reask_hint,
         )
 
     def stored(self, key: RequestKey) -> StoredCall | None:

@@ -76,6 +76,7 @@ _COLUMNS: tuple[str, ...] = (
     "base_hash",
     "reasoning",
     "refusal",
+    "reask_hint",
 )
 
 
@@ -197,8 +198,8 @@ class ResponseStore:
         messages = [self._by_reference(message) for message in key.request.messages]
         self._write(
             "INSERT INTO requests (request_hash, state, rubric, variant, model, run, attempt,"
-            " options, messages, requested_at, endpoint, base_hash)"
-            " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " options, messages, requested_at, endpoint, base_hash, reask_hint)"
+            " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(request_hash) DO UPDATE SET state='pending', error=NULL,"
             " requested_at=excluded.requested_at WHERE state != 'ok'",
             (
@@ -213,6 +214,7 @@ class ResponseStore:
                 _now(),
                 key.endpoint,
                 key.base_hash,
+                key.reask_hint,
             ),
         )
         return request_hash
@@ -274,6 +276,14 @@ class ResponseStore:
                 f"SELECT {_CALL_COLUMNS} FROM requests WHERE request_hash=?", (request_hash,)
             ).fetchone()
         return None if row is None else _stored_call(row)
+
+    def state(self, request_hash: str) -> str | None:
+        """``pending``, ``ok`` or ``error`` for a recorded request; ``None`` if never recorded."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT state FROM requests WHERE request_hash=?", (request_hash,)
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def find(self, key: RequestKey, *, offline: bool = False) -> StoredCall | None:
         """The finished call answering ``key``, or ``None``.

@@ -4,9 +4,10 @@ The rating must be a whole number on the scale (a numeric string, ``"7/10"`` wit
 maximum, capitalised keys, ``score`` for ``rating``, one outer wrapper or a one-element list are
 read and recorded); an abstain value gives ABSTAIN, any other number OUT_OF_RANGE. Several JSON
 answers with different ratings give DUPLICATE. A JSON object copied from the item's own text is
-no evidence. With no JSON at all, a line that is only ``Rating: N`` is read
-(``plain_rating_line``); beside the JSON, such a line or a later rating phrase with another
-number makes the item INCONSISTENT (:mod:`judgekit.formats.revisions`).
+no evidence. With no JSON at all, one rating in plain text is read as ``score_line`` reads it
+(a ``Rating: N`` line, one first-person rating phrase ...: ``plain_rating_line``); beside the
+JSON, a ``Rating: N`` line or a later rating phrase with another number makes the item
+INCONSISTENT (:mod:`judgekit.formats.revisions`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from judgekit.formats.candidates import describe, find_candidates
 from judgekit.formats.common import (
     NUMBER_PATTERN,
     JsonValue,
+    describe_value,
     find_json_values,
     find_python_dicts,
     json_number,
@@ -132,13 +135,31 @@ def _own_rating_lines(reply: ReplyInput) -> list[re.Match[str]]:
 
 
 def _plain_line(item_id: str, reply: ReplyInput) -> ItemVerdict:
-    """With no JSON answer: one ``Rating: N`` line is read; otherwise UNPARSEABLE."""
-    own = _own_rating_lines(reply)
-    if len({m["number"] for m in own}) == 1:
+    """With no JSON answer: one rating in plain text is read as ``score_line`` reads it.
+
+    A ``Rating: N`` line, a rating closing a paragraph, one first-person rating phrase ...
+    (:mod:`judgekit.formats.candidates`); several different ones, or none, leave the item
+    unscored with the reason naming what was seen.
+    """
+    candidates = find_candidates(reply)
+    taken = [c for c in candidates if c.taken]
+    if len({(c.value, c.out_of) for c in taken}) == 1:
         reply.log.add("plain_rating_line")
-        value = text_number(own[0]["number"], reply.log)
-        raw = own[0].group(0).strip()
-        return verdict_for_value(item_id, value, reply.scale, raw=raw, log=reply.log)
+        chosen = taken[-1]
+        if chosen.place == "phrase":
+            reply.log.add("rating_in_prose")
+        explanation = reply.text[: chosen.start].strip() or chosen.context
+        return verdict_for_value(
+            item_id, chosen.value, reply.scale, raw=chosen.raw, judge_reason=explanation,
+            out_of=chosen.out_of, log=reply.log,
+        )  # fmt: skip
+    if taken:
+        shown = " and ".join(f"{describe_value(c.value)} (`{c.raw}`)" for c in taken[:2])
+        reason = f"no JSON answer, and two ratings in the text, {shown}; none is chosen"
+        return ItemVerdict.unscored(item_id, Status.INCONSISTENT, reason, reply.text)
+    if candidates:
+        reason = f"no JSON answer; {describe(candidates[-1])}"
+        return ItemVerdict.unscored(item_id, Status.UNPARSEABLE, reason, reply.text)
     other_json = [v for v in find_json_values(reply.text) if isinstance(v.value, dict)]
     if "echoed_text_ignored" in reply.log.as_tuple():
         reason = "the only JSON answer repeats an item's text or the prompt's example"

@@ -260,13 +260,16 @@ def _why_none(reply: ReplyInput) -> str:
 
 
 def schema(scale: Scale, item_ids: Sequence[str], criteria: Sequence[Criterion]) -> dict[str, Any]:
-    """``{"explanation", "score"}``: the JSON form of "explanation, then SCORE: N"."""
-    return closed_object(
-        {
-            "explanation": {"type": "string"},
-            "score": {"type": "integer", "enum": [*scale.allowed, *scale.abstain]},
-        }
-    )
+    """``{"explanation", "score"}``: the JSON form of "explanation, then SCORE: N".
+
+    A scale with a step (half points, continuous) takes any number here (strict structured
+    outputs do not all accept ``minimum``/``multipleOf``; the reader checks range and step);
+    otherwise the score is one of the values.
+    """
+    score: dict[str, Any] = {"type": "integer", "enum": [*scale.allowed, *scale.abstain]}
+    if scale.step is not None:
+        score = {"type": "number"}
+    return closed_object({"explanation": {"type": "string"}, "score": score})
 
 
 SPEC = register(

@@ -61,7 +61,8 @@ TOLERANCE_DESCRIPTIONS = MappingProxyType(
         "reason_before_rating": "'reason' came before 'rating' although the rating must come first",
         "repeated_json": "the same JSON answer appeared more than once",
         "python_dict": "a Python dict literal (single quotes, trailing comma) instead of JSON",
-        "plain_rating_line": "no JSON, but one line that is only 'Rating: N'",
+        "plain_rating_line": "no JSON, but one rating in plain text ('Rating: N', 'I rate it "
+        "7/10')",
         # JSON, any format
         "json_key_case": "a JSON key matched only when case is ignored ('Score', 'ID')",
         "json_wrapped": "the JSON answer was wrapped in one outer key ({'evaluation': {...}})",

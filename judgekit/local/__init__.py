@@ -18,7 +18,6 @@ from judgekit.local.server import (
     LocalServerConfig,
     LocalServerError,
     free_port,
-    start_local_server,
 )
 
 __all__ = [
@@ -34,5 +33,4 @@ __all__ = [
     "free_port",
     "missing_server_modules",
     "require_local_extra",
-    "start_local_server",
 ]

@@ -342,8 +342,3 @@ class LocalJudgeServer:
     def __repr__(self) -> str:
         state = "running" if self.is_running() else "stopped"
         return f"LocalJudgeServer({self.settings.model_alias!r}, port={self.port}, {state})"
-
-
-def start_local_server(**settings: Any) -> LocalJudgeServer:
-    """Start a server with :class:`LocalServerConfig` fields as keywords; caller must stop it."""
-    return LocalJudgeServer(**settings).start()

@@ -12,11 +12,18 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats
 
 from judgekit.data import require_columns
-from judgekit.stats import t_ci, wilson_ci
+from judgekit.stats import Columns, clustered_ols, ols_term, t_ci, wilson_ci
+
+#: No clustering: answers taken as independent.
+INDEPENDENT = Columns()
+
+
+def _cluster(columns: Columns) -> list[str]:
+    """The cluster column as a list (empty when answers are independent)."""
+    return [columns.cluster] if columns.cluster else []
 
 
 def _groups(
@@ -40,13 +47,8 @@ def clustered_mean_ci(
     ``cov_type="cluster"``, t with G - 1 degrees of freedom: answers to the same riddle are not
     independent, so the riddle is the unit the interval counts.
     """
-    if np.unique(clusters).size < 2:
-        return np.nan, np.nan, np.nan
-    fit = sm.OLS(values, np.ones((values.size, 1))).fit(
-        cov_type="cluster", cov_kwds={"groups": pd.factorize(clusters)[0]}, use_t=True
-    )
-    low, high = fit.conf_int(alpha=1 - level)[0]
-    return float(fit.bse[0]), float(low), float(high)
+    fit = clustered_ols(values, pd.DataFrame(index=range(len(values))), clusters, level=level)
+    return float(fit["se"].iloc[0]), float(fit["ci_low"].iloc[0]), float(fit["ci_high"].iloc[0])
 
 
 def _mean_rows(
@@ -98,25 +100,23 @@ def composite_score(
     weights: tuple[float, float] = (0.7, 0.3),
     maxima: tuple[float, float] = (5.0, 5.0),
     level: float = 0.95,
-    cluster_col: str | None = None,
+    columns: Columns = INDEPENDENT,
 ) -> pd.DataFrame:
     """Mean composite ``100 * (w_a acc + w_r rea) / (w_a max_a + w_r max_r)`` per group.
 
     With the study's weights (0.7, 0.3) and maxima (5, 5) a perfect answer scores 100. The
-    interval is a Student-t interval over answers, or cluster-robust over ``cluster_col``
+    interval is a Student-t interval over answers, or cluster-robust over ``columns.cluster``
     (e.g. the riddle) with its design effect; rows missing either score are dropped.
 
     Returns:
         One row per group: the group columns, estimate, se, ci_low, ci_high, n, method,
         ci_method, n_dropped, dropped_reason.
     """
-    require_columns(
-        df, [accuracy_col, reasoning_col, *group_cols, *([cluster_col] if cluster_col else [])]
-    )
+    require_columns(df, [accuracy_col, reasoning_col, *group_cols, *_cluster(columns)])
     top = weights[0] * maxima[0] + weights[1] * maxima[1]
     value = 100 * (weights[0] * df[accuracy_col] + weights[1] * df[reasoning_col]) / top
     method = f"composite {weights[0]}*{accuracy_col} + {weights[1]}*{reasoning_col} (% of max)"
-    return _mean_rows(df, value.astype(float), group_cols, method, level, cluster_col)
+    return _mean_rows(df, value.astype(float), group_cols, method, level, columns.cluster)
 
 
 def value_rate(
@@ -165,20 +165,20 @@ def topic_difficulty(
     topic_col: str,
     score_col: str,
     level: float = 0.95,
-    cluster_col: str | None = None,
+    columns: Columns = INDEPENDENT,
 ) -> pd.DataFrame:
     """Mean score per topic with a t interval, hardest (lowest mean) first.
 
     A topic's answers come from few riddles (six answers each); pass the riddle column as
-    ``cluster_col`` for a cluster-robust interval that counts riddles, not answers.
+    ``columns.cluster`` for a cluster-robust interval that counts riddles, not answers.
 
     Returns:
         One row per topic: topic column, estimate, se, ci_low, ci_high, n, method, ci_method,
         n_dropped, dropped_reason.
     """
-    require_columns(df, [topic_col, score_col, *([cluster_col] if cluster_col else [])])
+    require_columns(df, [topic_col, score_col, *_cluster(columns)])
     values = df[score_col].astype(float)
-    table = _mean_rows(df, values, [topic_col], f"mean {score_col}", level, cluster_col)
+    table = _mean_rows(df, values, [topic_col], f"mean {score_col}", level, columns.cluster)
     return table.sort_values("estimate", kind="stable").reset_index(drop=True)
 
 
@@ -190,19 +190,19 @@ def two_group_comparison(
     group_b: object,
     score_col: str,
     level: float = 0.95,
-    cluster_col: str | None = None,
+    columns: Columns = INDEPENDENT,
 ) -> pd.DataFrame:
     """Welch t-test of ``mean_a - mean_b`` and Cohen's d (pooled SD) with an approximate CI.
 
     ``d = (mean_a - mean_b) / s_pooled``; its SE ``sqrt((n_a + n_b) / (n_a n_b) + d^2 /
     (2 (n_a + n_b)))`` (Hedges & Olkin 1985, eq. 5.14) gives a normal interval. The two groups
     are treated as independent; when the same items appear in both (API and UI answers to
-    the same riddles) pass the riddle as ``cluster_col``: a third row,
+    the same riddles) name the riddle as ``columns.cluster``: a third row,
     ``mean_difference_clustered``, regresses the score on the group with SEs clustered on it
     (Liang & Zeger 1986; t with G - 1 degrees of freedom), which allows for the pairing.
 
     Returns:
-        Two rows (statistic = mean_difference, cohens_d), three with ``cluster_col``:
+        Two rows (statistic = mean_difference, cohens_d), three with ``columns.cluster``:
         estimate, se, ci_low, ci_high, p_value, dof, n_a, n_b, method, ci_method.
     """
     require_columns(df, [group_col, score_col])
@@ -245,11 +245,11 @@ def two_group_comparison(
             **common,
         },
     ]
-    if cluster_col is not None:
+    if columns.cluster is not None:
         rows.append(
             {
                 **_clustered_difference(
-                    df, group_col, (group_a, group_b), score_col, cluster_col, level
+                    df, group_col, (group_a, group_b), score_col, columns.cluster, level
                 ),
                 **common,
             }
@@ -268,19 +268,12 @@ def _clustered_difference(
     """OLS ``score ~ 1 + [group == a]`` on the two groups, SEs clustered on ``cluster_col``."""
     require_columns(df, [cluster_col])
     data = df[df[group_col].isin(groups)].dropna(subset=[score_col])
-    design = np.column_stack([np.ones(len(data)), (data[group_col] == groups[0]).to_numpy(float)])
-    fit = sm.OLS(data[score_col].to_numpy(float), design).fit(
-        cov_type="cluster", cov_kwds={"groups": pd.factorize(data[cluster_col])[0]}, use_t=True
-    )
-    low, high = fit.conf_int(alpha=1 - level)[1]
+    design = pd.DataFrame({"group": (data[group_col] == groups[0]).astype(float)})
+    fit = clustered_ols(data[score_col], design, data[cluster_col], level=level)
+    row = ols_term(fit, "group")
     return {
         "statistic": "mean_difference_clustered",
-        "estimate": float(fit.params[1]),
-        "se": float(fit.bse[1]),
-        "ci_low": float(low),
-        "ci_high": float(high),
-        "p_value": float(fit.pvalues[1]),
-        "dof": float(data[cluster_col].nunique() - 1),
+        **{key: row[key] for key in ("estimate", "se", "ci_low", "ci_high", "p_value", "dof")},
         "method": f"ols on group, SE clustered on {cluster_col}",
         "ci_method": "t, cluster-robust",
     }

@@ -1,4 +1,4 @@
-"""Rubric library: packaged rubrics (one folder each), user rubrics from prompt files.
+"""Rubric library: packaged rubrics (one folder each), a user's rubric folders and prompt files.
 
 >>> from judgekit.rubrics import load_rubric
 >>> rubric = load_rubric("riddle_accuracy")
@@ -10,5 +10,6 @@ from __future__ import annotations
 
 from judgekit.rubrics.base import JinjaRubric
 from judgekit.rubrics.loader import list_rubrics, load_rubric, rubric_from_prompt_file
+from judgekit.rubrics.prompt import PromptRubric
 
-__all__ = ["JinjaRubric", "list_rubrics", "load_rubric", "rubric_from_prompt_file"]
+__all__ = ["JinjaRubric", "PromptRubric", "list_rubrics", "load_rubric", "rubric_from_prompt_file"]

@@ -28,6 +28,12 @@ from judgekit.types import (
 EXAMPLE_IDS: tuple[str, ...] = ("17", "18", "19")
 
 
+def _one_line(text: str, limit: int = 200) -> str:
+    """``text`` on one line, cut at ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def default_output_example(scale: Scale) -> list[str]:
     """Three illustrative ``ID,score`` lines: the top, the bottom and the middle of the scale."""
     values = scale.allowed
@@ -56,12 +62,17 @@ class JinjaRubric:
         label_column: Default name of the human label column for agreement statistics.
         seed: The rubric document this rubric restates.
         criteria: Weighted criteria (direct scoring only).
-        prompt_file: The user's prompt file, for rubrics built by ``rubric_from_prompt_file``.
         score_marker: How the prompt asks for the score (``"Rating: [[N]]"``, ``score_line``
             only; ``None``: ``SCORE: N``); the reader reads that marker (``docs/parsing.md``).
         template_data: Data the templates render (anchors, examples, ...), from the folder's
             YAML files.
+        template_folder: A user's rubric folder holding ``variants/`` (``None`` = packaged).
+        format_reminder: Re-asks end with a short reminder naming what was wrong.
+        verbatim: Whether the prompt is the researcher's own text, sent as written (then the
+            engine keeps it plain text unless structured output is asked for).
     """
+
+    verbatim = False
 
     def __init__(
         self,
@@ -79,12 +90,10 @@ class JinjaRubric:
         seed: str = "",
         criteria: Sequence[Criterion] = (),
         template_data: Mapping[str, Any] | None = None,
-        prompt_text: str | None = None,
-        prompt_file: Path | None = None,
+        template_folder: Path | None = None,
+        format_reminder: bool = True,
         score_marker: str | None = None,
     ) -> None:
-        if (template_data is None) == (prompt_text is None):
-            raise ValueError(f"rubric {name}: give exactly one of template_data and prompt_text")
         unknown_optional = sorted(set(optional_columns) - set(input_columns))
         if unknown_optional:
             raise ValueError(f"rubric {name}: optional columns {unknown_optional} not in inputs")
@@ -114,9 +123,9 @@ class JinjaRubric:
         self.description = description
         self.seed = seed
         self.criteria = tuple(criteria)
-        self.prompt_file = prompt_file
+        self.template_folder = template_folder
+        self.format_reminder = format_reminder
         self.template_data = dict(template_data or {})
-        self._prompt_text = prompt_text
         self._system_cache: dict[tuple[str, bool], str] = {}
 
     def __repr__(self) -> str:
@@ -160,17 +169,9 @@ class JinjaRubric:
             )
         key = (variant, structured)
         if key not in self._system_cache:
-            env = environment()
-            context = self.template_context(structured)
-            if self._prompt_text is not None:
-                text = self._prompt_text
-                if structured:
-                    block = env.get_template(get_format(self.output_format).templates[0])
-                    text = f"{text.rstrip()}\n\n{tidy(block.render(context))}"
-            else:
-                template = env.get_template(f"{self.name}/variants/{variant}.j2")
-                text = tidy(template.render(context))
-            self._system_cache[key] = text
+            env = environment(self.name, self.template_folder)
+            template = env.get_template(f"{self.name}/variants/{variant}.j2")
+            self._system_cache[key] = tidy(template.render(self.template_context(structured)))
         return self._system_cache[key]
 
     def _item_view(self, item: Item) -> dict[str, Any]:
@@ -223,6 +224,20 @@ class JinjaRubric:
             ValueError: On an unknown variant, an empty batch, several items for a single-item
                 rubric, a duplicate or malformed ID, or a missing required column.
         """
+        user = self.items_message(
+            items, structured=structured, batch_label=batch_label, reminder=True
+        )
+        system = self.system_prompt(variant, structured=structured)
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def items_message(
+        self, items: Sequence[Item], *, structured: bool, batch_label: str, reminder: bool
+    ) -> str:
+        """The user message: the batch header, one ``<item>`` block per item, the reminder.
+
+        Raises:
+            ValueError: As :meth:`render`.
+        """
         if not items:
             raise ValueError(f"rubric {self.name}: cannot render an empty batch")
         if not self.batched and len(items) != 1:
@@ -232,16 +247,38 @@ class JinjaRubric:
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:
             raise ValueError(f"rubric {self.name}: duplicate item IDs in one batch: {duplicates}")
-        system = self.system_prompt(variant, structured=structured)
         context = self.template_context(structured)
         context.update(
             items=views,
             ids=ids,
             count=len(views),
             batch_label=batch_label or f"rows 1-{len(views)}",
+            reminder=reminder,
         )
-        user = environment().get_template("common/user.j2").render(context).rstrip()
-        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        template = environment(self.name, self.template_folder).get_template("common/user.j2")
+        return template.render(context).rstrip()
+
+    def additions(self, structured: bool) -> tuple[str, ...]:
+        """What judgekit adds to the rubric's own text (none: a packaged prompt is ours)."""
+        return ()
+
+    def reask_hint(self, failed: Mapping[str, str]) -> str | None:
+        """The line ending a re-ask: what was wrong with each row's reply (``None`` = no hint).
+
+        Args:
+            failed: The reason each re-asked item's last reply could not be used, by ID.
+        """
+        if not self.format_reminder or not failed:
+            return None
+        reasons = [f"{item_id}: {_one_line(reason)}" for item_id, reason in failed.items()]
+        if not self.batched:
+            return (
+                f"Your previous reply could not be used: {_one_line(next(iter(failed.values())))}."
+            )
+        shown = "; ".join(reasons[:3]) + (
+            f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
+        )
+        return f"Your previous reply could not be used for these rows ({shown})."
 
     def shown_texts(self, items: Sequence[Item]) -> tuple[str, ...]:
         """Per item, the text :meth:`render` shows the judge: its shown columns, one per line.
@@ -254,17 +291,6 @@ class JinjaRubric:
     def response_schema(self, item_ids: Sequence[str]) -> dict[str, Any]:
         """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""
         return get_format(self.output_format).schema(self.scale, item_ids, self.criteria)
-
-    def response_format(self, item_ids: Sequence[str]) -> dict[str, Any]:
-        """The schema wrapped as OpenAI's ``response_format`` (strict JSON schema)."""
-        return {
-            "type": "json_schema",
-            "json_schema": {
-                "name": f"{self.name}_reply"[:64],
-                "strict": True,
-                "schema": self.response_schema(item_ids),
-            },
-        }
 
     def parse(
         self,

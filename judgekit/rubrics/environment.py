@@ -1,4 +1,4 @@
-"""The single Jinja2 environment every rubric renders with, and the escaping filters.
+"""The Jinja2 environment rubrics render with, and the escaping filters.
 
 Templates are package data under this folder. Undefined variables raise (``StrictUndefined``);
 autoescaping is off because the output is a chat prompt, not HTML, so item text is escaped
@@ -35,13 +35,6 @@ def xml_attr(value: str) -> str:
     return _ATTR_PATTERN.sub(lambda match: _ATTR_ESCAPES[match.group()], value)
 
 
-def xml_unescape(value: str) -> str:
-    """Invert :func:`xml_attr` / :func:`xml_text` (used by readers of rendered prompts)."""
-    return (
-        value.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
-    )
-
-
 def format_number(value: float) -> str:
     """Write a weight or score without a trailing ``.0`` (``0.4``, ``2``, ``1.25``)."""
     return f"{value:g}"
@@ -63,13 +56,21 @@ def _format_template(name: str) -> str | None:
 
 
 @cache
-def environment() -> jinja2.Environment:
-    """Return the shared environment (created once)."""
+def environment(name: str = "", folder: Path | None = None) -> jinja2.Environment:
+    """Return the environment of the packaged rubrics, or of a user's rubric folder.
+
+    A user's folder ``folder`` is found as ``<name>/...`` (its ``variants/``, ``scale.j2``,
+    ...) before the packaged rubrics, whose ``common/`` templates it shares.
+    """
+    # a format that keeps its two templates outside the package names their folder
+    loaders: list[jinja2.BaseLoader] = [
+        jinja2.FileSystemLoader(str(RUBRICS_DIR)),
+        jinja2.FunctionLoader(_format_template),
+    ]
+    if folder is not None:
+        loaders.insert(0, jinja2.PrefixLoader({name: jinja2.FileSystemLoader(str(folder))}))
     env = jinja2.Environment(
-        # a format that keeps its two templates outside the package names their folder
-        loader=jinja2.ChoiceLoader(
-            [jinja2.FileSystemLoader(str(RUBRICS_DIR)), jinja2.FunctionLoader(_format_template)]
-        ),
+        loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         trim_blocks=True,

@@ -1,4 +1,8 @@
-"""Run the simulator standalone: ``python -m judgekit.simulator --port 8089 --config sim.yaml``."""
+"""Run the simulator standalone: ``python -m judgekit.simulator --port 8089 --config sim.yaml``.
+
+With ``--run-batch requests.jsonl --output results.jsonl`` it answers a batch input file
+offline instead, in the format ``vllm run-batch`` writes (for testing ``judgekit ingest``).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgekit.config import stop_on_signals
+from judgekit.simulator.batches import run_batch_file
 from judgekit.simulator.config import SimulatorConfig, load_config
+from judgekit.simulator.core import Simulator
 from judgekit.simulator.server import run_simulator
 
 
@@ -42,6 +48,19 @@ def serve(
         print(f"stopped; stats: {handle.stats()}", flush=True)
 
 
+def run_batch(source: Path, target: Path, config_path: Path | None = None) -> tuple[int, int]:
+    """Answer a batch input file into a results file offline, as ``vllm run-batch`` does.
+
+    The same answers as the Batch API of a server with this configuration (faults included,
+    with ``source="batch"``). Returns (lines answered, lines failed).
+    """
+    config = load_config(config_path) if config_path else SimulatorConfig()
+    simulator = Simulator(config)
+    return run_batch_file(
+        lambda body: simulator.answer_chat(body, source="batch"), source, target, seed=config.seed
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(prog="python -m judgekit.simulator", description=__doc__)
@@ -51,8 +70,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--config", type=Path, default=None, help="YAML file of SimulatorConfig settings"
     )
+    parser.add_argument(
+        "--run-batch", type=Path, default=None, help="answer this batch input file and exit"
+    )
+    parser.add_argument("--output", type=Path, default=None, help="results file of --run-batch")
     args = parser.parse_args(argv)
     try:
+        if args.run_batch is not None:
+            if args.output is None:
+                parser.error("--run-batch needs --output RESULTS.jsonl")
+            answered, failed = run_batch(args.run_batch, args.output, args.config)
+            print(f"{answered} lines answered, {failed} failed: {args.output}")
+            return 0
         serve(args.config, args.port)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)

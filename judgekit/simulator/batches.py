@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from judgekit.simulator.core import ChatAnswer
@@ -190,37 +191,11 @@ class BatchStore:
             for raw in self._files[job.input_file_id].data.splitlines()
             if raw.strip()
         ]
-        outputs, failures = [], []
+        outputs: list[dict[str, Any]] = []
+        failures: list[dict[str, Any]] = []
         for line in lines:
-            answer = self._answer_line(line["body"])
-            request_id = f"req_sim_{int(unit(self._seed, job.id, line['custom_id']) * 1e15):015d}"
-            record: dict[str, Any] = {
-                "id": f"batch_req_{request_id[8:]}",
-                "custom_id": line["custom_id"],
-                "error": None,
-            }
-            if answer.status_code == 200 and answer.payload is not None:
-                record["response"] = {
-                    "status_code": 200,
-                    "request_id": request_id,
-                    "body": answer.payload,
-                }
-                outputs.append(record)
-            else:
-                body = answer.payload or {
-                    "error": {
-                        "message": "The simulated worker lost the request.",
-                        "type": "server_error",
-                        "param": None,
-                        "code": None,
-                    }
-                }
-                record["response"] = {
-                    "status_code": answer.status_code or 500,
-                    "request_id": request_id,
-                    "body": body,
-                }
-                failures.append(record)
+            record = answer_batch_line(self._answer_line, line, seed=self._seed, batch_id=job.id)
+            (outputs if record["response"]["status_code"] == 200 else failures).append(record)
         now = int(time.time())
         job.counts = {"total": len(lines), "completed": len(outputs), "failed": len(failures)}
         if outputs:
@@ -233,6 +208,59 @@ class BatchStore:
             ).id
         job.status = "completed"
         job.stamps.update(finalizing=now, completed=now)
+
+
+def answer_batch_line(
+    answer_line: LineAnswerer, line: Mapping[str, Any], *, seed: int, batch_id: str
+) -> dict[str, Any]:
+    """The output record of one batch input line, in the OpenAI (and vLLM run-batch) format."""
+    answer = answer_line(line["body"])
+    request_id = f"req_sim_{int(unit(seed, batch_id, line['custom_id']) * 1e15):015d}"
+    record: dict[str, Any] = {
+        "id": f"batch_req_{request_id[8:]}",
+        "custom_id": line["custom_id"],
+        "error": None,
+    }
+    if answer.status_code == 200 and answer.payload is not None:
+        record["response"] = {"status_code": 200, "request_id": request_id, "body": answer.payload}
+        return record
+    body = answer.payload or {
+        "error": {
+            "message": "The simulated worker lost the request.",
+            "type": "server_error",
+            "param": None,
+            "code": None,
+        }
+    }
+    record["response"] = {
+        "status_code": answer.status_code or 500,
+        "request_id": request_id,
+        "body": body,
+    }
+    return record
+
+
+def run_batch_file(
+    answer_line: LineAnswerer, source: Path, target: Path, *, seed: int = 0
+) -> tuple[int, int]:
+    """Answer every line of a batch input file into a results file, like ``vllm run-batch``.
+
+    Lines are read and written one at a time (the results file grows as it goes, so a
+    stopped run leaves a partial file). Returns (lines answered 200, lines failed).
+    """
+    answered = failed = 0
+    with source.open(encoding="utf-8") as lines, target.open("w", encoding="utf-8") as results:
+        for raw in lines:
+            if not raw.strip():
+                continue
+            line = json.loads(raw)
+            record = answer_batch_line(answer_line, line, seed=seed, batch_id=source.name)
+            results.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if record["response"]["status_code"] == 200:
+                answered += 1
+            else:
+                failed += 1
+    return answered, failed
 
 
 def _jsonl(records: list[dict[str, Any]]) -> bytes:

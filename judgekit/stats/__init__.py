@@ -17,7 +17,7 @@ tests and their families (:mod:`.significance`), and seed 004's validation proto
 (:mod:`.protocol`).
 """
 
-from judgekit.stats._bootstrap import CI, t_ci, wilson_ci
+from judgekit.stats._bootstrap import CI, share_interval, t_ci, wilson_ci
 from judgekit.stats._prep import Columns
 from judgekit.stats.agreement import (
     agreement_rates,
@@ -52,6 +52,7 @@ from judgekit.stats.position import (
 )
 from judgekit.stats.ppi import corrected_means, coverage_summary, ppi_coverage
 from judgekit.stats.protocol import human_agreement, seed004_report
+from judgekit.stats.regression import clustered_ols, ols_term
 from judgekit.stats.run_summary import batch_run_summary
 from judgekit.stats.status import status_summary
 
@@ -63,6 +64,7 @@ __all__ = [
     "RunConsistency",
     "agreement_rates",
     "batch_run_summary",
+    "clustered_ols",
     "cohen_kappa",
     "confusion_table",
     "confusion_wide",
@@ -85,6 +87,7 @@ __all__ = [
     "length_bias",
     "leniency_drift_verdict",
     "observed_kappa_halfwidth",
+    "ols_term",
     "pairwise_kappa",
     "panel_agreement",
     "panel_self_preference",
@@ -98,6 +101,7 @@ __all__ = [
     "score_coverage",
     "seed004_report",
     "self_preference",
+    "share_interval",
     "status_summary",
     "t_ci",
     "versus_human",

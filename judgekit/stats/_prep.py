@@ -53,6 +53,11 @@ class Columns:
             answers respond to). When set, bootstrap intervals resample whole clusters and the
             result carries the design effect; an item must sit in one cluster.
         abstain: Score values meaning "abstain" (merged with a :class:`Scale`'s own).
+
+    Examples:
+        >>> by_question = Columns(item="item_id", rater="model", cluster="question")
+        >>> by_question.item, by_question.score, by_question.cluster
+        ('item_id', 'score', 'question')
     """
 
     item: str = "item"

@@ -16,14 +16,13 @@ kappa is ``1 - sum(v * O) / sum(v * E)`` with observed and chance-expected cell 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from itertools import combinations
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._bootstrap import CI, PatternStat, normal_ci, unit_ci, wilson_ci
+from judgekit.stats._bootstrap import CI, PatternStat, normal_ci, share_interval, unit_ci
 from judgekit.stats._prep import (
     DEFAULT_COLUMNS,
     Columns,
@@ -45,7 +44,14 @@ WeightBasis = Literal["rank", "value"]
 def disagreement_weights(
     levels: tuple[float, ...], weights: Weights = None, basis: WeightBasis = "rank"
 ) -> FloatArray:
-    """Return the k x k disagreement weights (0 on the diagonal, maximum 1)."""
+    """Return the k x k disagreement weights (0 on the diagonal, maximum 1).
+
+    Examples:
+        >>> disagreement_weights((0.0, 3.0, 5.0), "linear")
+        array([[0. , 0.5, 1. ],
+               [0.5, 0. , 0.5],
+               [1. , 0.5, 0. ]])
+    """
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
     if basis not in ("rank", "value"):
@@ -126,6 +132,13 @@ def kappa_from_pairs(
 
     ``clusters`` (0-based cluster index per pair) makes the bootstrap resample whole clusters
     (see :func:`~judgekit.stats._bootstrap.unit_ci`); it needs a bootstrap ``ci``.
+
+    Examples:
+        >>> import numpy as np
+        >>> judge, human = np.array([1.0, 2, 3, 3]), np.array([1.0, 2, 3, 2])
+        >>> row = kappa_from_pairs(judge, human, (1.0, 2.0, 3.0))
+        >>> round(row["estimate"], 3), row["method"]
+        (0.636, 'cohen_kappa[unweighted]')
     """
     method = ci.offered(("analytic", "percentile", "bca"), "cohen_kappa").method
     if clusters is not None and method == "analytic":
@@ -194,6 +207,13 @@ def cohen_kappa(
         One row: rater_a, rater_b, estimate, se, ci_low, ci_high, n, method, ci_method,
         n_dropped, dropped_reason, note; clustered also n_clusters, naive_ci_low,
         naive_ci_high, design_effect.
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> row = cohen_kappa(long, "judge", "human", weights="quadratic").iloc[0]
+        >>> print(round(row["estimate"], 3), round(row["ci_low"], 3), round(row["ci_high"], 3))
+        0.893 0.781 1.0
     """
     joined = paired_scores(df, rater_a, rater_b, scale, columns)
     pairs = joined.pairs
@@ -222,6 +242,18 @@ def pairwise_kappa(
 
     Bootstrap pairs draw in turn from one generator built from ``ci.seed``, so the table
     reproduces. Other keyword arguments go to :func:`cohen_kappa`. Returns one row per pair.
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> import pandas as pd
+        >>> three = pd.concat([long, long[long["rater"] == "human"].assign(rater="other")])
+        >>> table = pairwise_kappa(three)[["rater_a", "rater_b", "estimate", "n"]]
+        >>> print(table.round(3).to_string(index=False))
+        rater_a rater_b  estimate  n
+          judge   human     0.667 12
+          judge   other     0.667 12
+          human   other     1.000 12
     """
     names = list(pd.unique(df[columns.rater])) if raters is None else list(raters)
     ci = ci.shared()
@@ -235,19 +267,21 @@ def pairwise_kappa(
 
 
 def kappa_matrix(pairwise: pd.DataFrame) -> pd.DataFrame:
-    """Wide symmetric matrix of a :func:`pairwise_kappa` table (diagonal 1)."""
+    """Wide symmetric matrix of a :func:`pairwise_kappa` table (diagonal 1).
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> print(kappa_matrix(pairwise_kappa(long)).round(3))
+               judge  human
+        judge  1.000  0.667
+        human  0.667  1.000
+    """
     names = list(pd.unique(pd.concat([pairwise["rater_a"], pairwise["rater_b"]])))
     wide = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
     for a, b, value in pairwise[["rater_a", "rater_b", "estimate"]].itertuples(index=False):
         wide.loc[a, b] = wide.loc[b, a] = value
     return wide
-
-
-def share_stat(weights: FloatArray) -> FloatArray:
-    """Share of pattern 1 ("hit") among two patterns (miss, hit)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        result: FloatArray = weights[:, 1] / weights.sum(axis=1)
-    return result
 
 
 def agreement_rates(
@@ -259,46 +293,46 @@ def agreement_rates(
     ci: CI = CI("analytic"),
     columns: Columns = DEFAULT_COLUMNS,
 ) -> pd.DataFrame:
-    """Exact and within-one-step agreement with Wilson (or cluster-bootstrap) intervals.
+    """Exact and within-one-step agreement, each a share with its interval.
 
     Within-one counts pairs at most one *scale step* apart (on ``(0, 3, 5)``, 0 vs 3 is within
-    one, 0 vs 5 is not), so it depends on the scale passed, not on the raw score gap.
-    ``CI("analytic")`` is Wilson's interval (at ``ci.level``). With ``columns.cluster`` set the
-    interval is a percentile cluster bootstrap (``ci.n_boot``, ``ci.seed``) whatever the
-    method, because Wilson's assumes independent items.
+    one, 0 vs 5 is not), so it depends on the scale passed, not on the raw score gap. The
+    interval is :func:`~judgekit.stats.share_interval`'s: ``CI("analytic")`` is Wilson's, and
+    with ``columns.cluster`` set Wilson's at the cluster-robust effective sample size;
+    ``"percentile"`` and ``"bca"`` bootstrap items, or whole clusters.
 
     Returns:
         Two rows (``statistic`` = "exact", "within_one"): estimate, se, ci_low, ci_high, n,
         method, ci_method, n_dropped, dropped_reason, note (clustered: also the design effect).
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> rates = agreement_rates(long, "judge", "human", scale=(1, 2, 3, 4))
+        >>> shown = rates[["statistic", "estimate", "ci_low", "ci_high", "ci_method"]]
+        >>> print(shown.round(3).to_string(index=False))
+         statistic  estimate  ci_low  ci_high ci_method
+             exact      0.75   0.468    0.911    wilson
+        within_one      1.00   0.758    1.000    wilson
     """
     joined = paired_scores(df, rater_a, rater_b, scale, columns)
     pairs, levels = joined.pairs, joined.levels
     steps = np.abs(level_codes(pairs.a, levels) - level_codes(pairs.b, levels))
     n = steps.size
-    boot = replace(ci.offered(("analytic",), "agreement_rates"), method="percentile").shared()
+    ci = ci.offered((None, "analytic", "percentile", "bca"), "agreement_rates").shared()
     rows = []
     for name, hits in (("exact", steps == 0), ("within_one", steps <= 1)):
-        share = float(hits.mean()) if n else np.nan
-        low, high = wilson_ci(float(hits.sum()), n, ci.level)
-        interval: dict[str, object] = {"ci_low": low, "ci_high": high, "ci_method": "wilson"}
-        interval["se"] = float(np.sqrt(share * (1 - share) / n)) if n else np.nan
-        if joined.clusters is not None and n:
-            interval = unit_ci(
-                share_stat, hits.astype(np.int64), 2, joined.clusters, estimate=share, ci=boot
-            )
-            interval["ci_method"] = "percentile, cluster bootstrap"
         rows.append(
             result_row(
                 statistic=name,
                 rater_a=rater_a,
                 rater_b=rater_b,
-                estimate=share,
+                **share_interval(hits, joined.clusters, ci),
                 n=n,
                 method=f"{name}_agreement",
                 n_dropped=pairs.n_dropped,
                 dropped_reason=pairs.dropped_reason,
                 note="" if n else "undefined: no usable pairs",
-                **interval,
             )
         )
     return order_columns(pd.DataFrame(rows), ["statistic", "rater_a", "rater_b"])
@@ -316,6 +350,20 @@ def confusion_table(
 
     Returns:
         Columns level_a, level_b, count, share (of paired items), n, n_dropped, dropped_reason.
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> table = confusion_table(long, "judge", "human", scale=(1, 2, 3, 4))
+        >>> print(table[table["count"] > 0][["level_a", "level_b", "count"]].to_string(index=False))
+         level_a  level_b  count
+             1.0      1.0      2
+             1.0      2.0      1
+             2.0      2.0      3
+             3.0      3.0      2
+             3.0      4.0      1
+             4.0      3.0      1
+             4.0      4.0      2
     """
     joined = paired_scores(df, rater_a, rater_b, scale, columns)
     pairs, levels = joined.pairs, joined.levels
@@ -338,7 +386,19 @@ def confusion_table(
 
 
 def confusion_wide(tidy: pd.DataFrame, rater_a: str = "a", rater_b: str = "b") -> pd.DataFrame:
-    """Pivot a :func:`confusion_table`: rows are ``rater_a`` levels, columns ``rater_b`` levels."""
+    """Pivot a :func:`confusion_table`: rows are ``rater_a`` levels, columns ``rater_b`` levels.
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> print(confusion_wide(confusion_table(long, "judge", "human"), "judge", "human"))
+        human  1.0  2.0  3.0  4.0
+        judge
+        1.0      2    1    0    0
+        2.0      0    3    0    0
+        3.0      0    0    2    1
+        4.0      0    0    1    2
+    """
     levels = list(pd.unique(tidy["level_a"]))
     wide = tidy.pivot(index="level_a", columns="level_b", values="count")
     wide = wide.reindex(index=levels, columns=levels)

@@ -29,11 +29,11 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats
 
 from judgekit.stats._bootstrap import SeedLike, as_generator
 from judgekit.stats._prep import INTERVAL_COLUMNS, Columns, describe_drops, require_columns
+from judgekit.stats.regression import clustered_ols, ols_term
 from judgekit.stats.significance import permutation_within_clusters
 from judgekit.types import UsageError
 
@@ -155,33 +155,17 @@ def _permutation(
 def _clustered_ols(
     data: pd.DataFrame, terms: list[str], term: str, level: float, cluster_effects: bool = False
 ) -> dict[str, object]:
-    """OLS of ``score`` on ``terms``, SEs clustered on ``cluster``.
+    """OLS of ``score`` on ``terms``, SEs clustered on ``cluster`` (:func:`clustered_ols`).
 
     With ``cluster_effects`` the cluster fixed effects are absorbed by demeaning within
-    clusters (same coefficients as dummies, Frisch-Waugh-Lovell); as the effects are nested in
-    the clusters, the small-sample factor counts only ``terms`` (as Stata's ``xtreg, fe``).
+    clusters.
     """
-    design = data[terms].astype(float)
-    outcome = data["score"].astype(float)
-    if cluster_effects:
-        groups = data["cluster"]
-        design = design - design.groupby(groups).transform("mean")
-        outcome = outcome - outcome.groupby(groups).transform("mean")
-    else:
-        design.insert(0, "Intercept", 1.0)
-    fit = sm.OLS(outcome, design).fit(
-        cov_type="cluster", cov_kwds={"groups": pd.factorize(data["cluster"])[0]}, use_t=True
-    )
-    low, high = fit.conf_int(alpha=1 - level).loc[term]
-    return {
-        "estimate": float(fit.params[term]),
-        "se": float(fit.bse[term]),
-        "ci_low": float(low),
-        "ci_high": float(high),
-        "p_value": float(fit.pvalues[term]),
-        "n": int(fit.nobs),
-        "n_clusters": int(data["cluster"].nunique()),
-    }
+    absorb = data["cluster"] if cluster_effects else None
+    fit = clustered_ols(data["score"], data[terms], data["cluster"], level=level, absorb=absorb)
+    row = ols_term(fit, term)
+    result: dict[str, object] = {key: row[key] for key in (*INTERVAL_COLUMNS, "p_value")}
+    result.update(n=int(row["n"]), n_clusters=int(row["n_clusters"]))
+    return result
 
 
 def self_preference(
@@ -214,6 +198,19 @@ def self_preference(
         judge_minus_human_ols_clustered, judge_minus_human_permutation, ols_human_clustered,
         ols_human_question_fe_clustered), columns as ``BIAS_COLUMNS``;
         judges without own (or without other) answers get one row with a note.
+
+    Examples:
+        >>> from judgekit.stats.examples import judged_answers
+        >>> answers = judged_answers()
+        >>> result = self_preference(answers, n_perm=200)
+        >>> print(result[["method", "estimate", "n_clusters"]].round(3).to_string(index=False))
+                                 method  estimate  n_clusters
+                            naive_welch     1.667         NaN
+                judge_minus_human_welch     0.167         NaN
+        judge_minus_human_ols_clustered     0.167         6.0
+          judge_minus_human_permutation     0.167         6.0
+                    ols_human_clustered     0.767         6.0
+        ols_human_question_fe_clustered     0.884         6.0
     """
     cluster_col = _cluster_column(columns)
     require_columns(df, [columns.rater, author_col, columns.score, human_col, cluster_col])
@@ -256,6 +253,13 @@ def length_bias(
 
     Returns:
         One row per judge (term ``log_length``), columns as ``BIAS_COLUMNS``.
+
+    Examples:
+        >>> from judgekit.stats.examples import judged_answers
+        >>> answers = judged_answers()
+        >>> row = length_bias(answers).iloc[0]
+        >>> print(row["term"], round(row["estimate"], 3), row["n_clusters"])
+        log_length 1.643 6
     """
     cluster_col = _cluster_column(columns)
     require_columns(df, [length_col, columns.rater, columns.score, human_col, cluster_col])

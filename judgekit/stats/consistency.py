@@ -14,7 +14,14 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._bootstrap import CI, as_generator, unit_ci, unit_weights, wilson_ci
+from judgekit.stats._bootstrap import (
+    CI,
+    as_generator,
+    cluster_table,
+    cluster_weights,
+    share_interval,
+    unique_patterns,
+)
 from judgekit.stats._prep import (
     Columns,
     ScaleLike,
@@ -34,7 +41,6 @@ from judgekit.stats.agreement import (
     kappa_matrix,
     kappa_stat,
     pairwise_kappa,
-    share_stat,
 )
 from judgekit.stats.multirater import AlphaLevel, fleiss_kappa, krippendorff_alpha
 
@@ -97,16 +103,9 @@ def _share_row(
     ci: CI,
     **row: object,
 ) -> dict[str, object]:
-    """Share of ``hits`` with a Wilson interval, or a percentile cluster-bootstrap one."""
-    n = hits.size
-    share = float(hits.mean()) if n else np.nan
-    low, high = wilson_ci(float(hits.sum()), n, ci.level)
-    interval: dict[str, object] = {"ci_low": low, "ci_high": high, "ci_method": "wilson"}
-    if clusters is not None and n:
-        boot = replace(ci, method="percentile")
-        interval = unit_ci(share_stat, hits.astype(np.int64), 2, clusters, estimate=share, ci=boot)
-        interval["ci_method"] = "percentile, cluster bootstrap"
-    return result_row(estimate=share, n=n, **interval, **row)
+    """Share of ``hits`` with its analytic interval (:func:`~judgekit.stats.share_interval`)."""
+    share = share_interval(hits, clusters, replace(ci, method="analytic"))
+    return result_row(**share, n=hits.size, **row)
 
 
 def run_consistency(
@@ -125,9 +124,24 @@ def run_consistency(
     ``share_identical_among_complete`` beside it restricts to items usable in every run. Seed
     004's target is 1.0 (passes when the headline share >= target). An item's flip rate is the
     share of its usable runs that differ from its modal score. Fleiss' kappa and Krippendorff's
-    alpha treat runs as raters (``ci``: None, "percentile" or "bca"). ``columns.rater`` is the
-    run column; with ``columns.cluster`` the intervals resample clusters. Every interval draws
+    alpha treat runs as raters (``ci``: None, "percentile" or "bca"). The two shares carry their
+    analytic interval whatever ``ci`` says (:func:`~judgekit.stats.share_interval`: Wilson's,
+    with ``columns.cluster`` at the cluster-robust effective sample size), because a bootstrap
+    of a share at 1.0, seed 004's target, collapses onto it. ``columns.rater`` is the run
+    column; with ``columns.cluster`` the kappa and alpha intervals resample clusters, drawing
     in turn from one generator built from ``ci.seed``.
+
+    Examples:
+        >>> from judgekit.stats.examples import three_runs
+        >>> result = run_consistency(three_runs(), ci=CI(None))
+        >>> shown = result.summary[["statistic", "estimate", "ci_low", "ci_high"]]
+        >>> print(shown.round(3).to_string(index=False))
+                             statistic  estimate  ci_low  ci_high
+                       share_identical     0.833   0.436     0.97
+        share_identical_among_complete     0.833   0.436     0.97
+                        mean_flip_rate     0.056     NaN      NaN
+                          fleiss_kappa     0.841     NaN      NaN
+                    krippendorff_alpha     0.935     NaN      NaN
     """
     per_item = _per_item(df, columns, scale)
     n_runs = int(per_item["n_runs"].max()) if len(per_item) else 0
@@ -219,15 +233,22 @@ def min_kappa_interval(
     k = len(levels)
     stat = kappa_stat(disagreement_weights(levels, weights, weight_basis))
     clusters = cluster_codes(wide.index, item_clusters(df, columns))
-    draws = unit_weights(len(wide), clusters, ci.n_boot, as_generator(ci.seed))
+    # Each item as its variants' level codes (-1: not scored); the replicates count how often
+    # each distinct row is drawn, cluster by cluster (each item its own cluster when
+    # unclustered), in chunks: no (replicates x items) matrix, the draws of the dense one.
+    codes = np.full(wide.shape, -1, dtype=np.int64)
+    for j, column in enumerate(wide.columns):
+        scored = wide[column].notna().to_numpy()
+        codes[scored, j] = level_codes(wide.loc[scored, column], levels)
+    patterns, _, pattern_of_item = unique_patterns(codes)
+    groups = np.arange(len(wide)) if clusters is None else clusters
+    table = cluster_table(pattern_of_item.astype(np.int64), groups, len(patterns))
+    draws = cluster_weights(table, ci.n_boot, as_generator(ci.seed))
     replicates = []
-    for first, second in combinations(wide.columns, 2):
-        both = wide[[first, second]].notna().all(axis=1).to_numpy()
-        codes = np.full(len(wide), -1)
-        a, b = (level_codes(wide.loc[both, c], levels) for c in (first, second))
-        codes[both] = a * k + b
-        onehot = np.zeros((len(wide), k * k))
-        onehot[np.flatnonzero(both), codes[both]] = 1.0
+    for first, second in combinations(range(len(wide.columns)), 2):
+        both = (patterns[:, first] >= 0) & (patterns[:, second] >= 0)
+        onehot = np.zeros((len(patterns), k * k))
+        onehot[np.flatnonzero(both), patterns[both, first] * k + patterns[both, second]] = 1.0
         replicates.append(stat(draws @ onehot))
     if not replicates:
         return np.nan, np.nan
@@ -255,6 +276,20 @@ def paraphrase_sensitivity(
     strict ``min_kappa > threshold``. The minimum's interval comes from a bootstrap of the
     minimum itself (:func:`min_kappa_interval`), not from the weakest pair's own interval.
     ``columns.rater`` is the variant column.
+
+    Examples:
+        >>> import pandas as pd
+        >>> variants = pd.DataFrame({
+        ...     "item": list(range(1, 9)) * 2,
+        ...     "variant": ["base"] * 8 + ["paraphrase_1"] * 8,
+        ...     "score": [1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 4, 4],
+        ... })
+        >>> result = paraphrase_sensitivity(variants, ci=CI("analytic"))
+        >>> shown = result.summary[["statistic", "estimate", "passed"]]
+        >>> print(shown.round(3).to_string(index=False))
+         statistic  estimate passed
+         min_kappa     0.955   True
+        mean_kappa     0.955    NaN
     """
     ci = ci.shared()
     pairwise = pairwise_kappa(

@@ -113,6 +113,12 @@ def correlation_from_pairs(
 
     ``clusters`` (0-based cluster per pair) makes the bootstrap resample whole clusters; it
     needs ``CI("percentile")`` or ``CI("bca")`` (scipy's p-value still assumes independent pairs).
+
+    Examples:
+        >>> import numpy as np
+        >>> row = correlation_from_pairs(np.array([1.0, 2, 3, 4, 5]), np.array([1.0, 3, 2, 4, 5]))
+        >>> round(row["estimate"], 3), row["method"]
+        (0.9, 'pearson')
     """
     if method not in _FISHER_VARIANCE:
         raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
@@ -171,6 +177,13 @@ def correlation(
     Returns:
         One row: rater_a, rater_b, estimate, se, ci_low, ci_high, n, method, ci_method,
         n_dropped, dropped_reason, note, p_value (scipy's test of zero correlation).
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> row = correlation(long, "judge", "human", method="spearman").iloc[0]
+        >>> print(round(row["estimate"], 3), round(row["ci_low"], 3), round(row["ci_high"], 3))
+        0.905 0.679 0.974
     """
     joined = paired_scores(df, rater_a, rater_b, None, columns)
     pairs = joined.pairs

@@ -123,6 +123,16 @@ def score_coverage(
 
     Returns:
         A :class:`Coverage` with tidy ``counts`` and per-rater ``summary``.
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> coverage = score_coverage(long, scale=(1, 2, 3, 4, 5), human="human")
+        >>> shown = coverage.summary[["rater", "levels_used", "share_of_scale_used"]]
+        >>> print(shown.to_string(index=False))
+        rater  levels_used  share_of_scale_used
+        judge            4                  0.8
+        human            4                  0.8
     """
     levels = scale_values(scale, [])
     usable = usable_scores(df, columns, scale)

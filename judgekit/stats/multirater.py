@@ -234,6 +234,13 @@ def krippendorff_alpha(
     Returns:
         One row: estimate, se (bootstrap SE or NaN), ci_low, ci_high, n (items used), method,
         ci_method, n_dropped (ratings set aside), dropped_reason.
+
+    Examples:
+        >>> from judgekit.stats.examples import three_runs
+        >>> runs = three_runs(rater="rater")
+        >>> row = krippendorff_alpha(runs, level_of_measurement="ordinal").iloc[0]
+        >>> print(round(row["estimate"], 3), row["n"])
+        0.956 6
     """
     data = item_level_counts(df, scale=scale, min_ratings=2, columns=columns)
     return _estimate(
@@ -257,6 +264,12 @@ def fleiss_kappa(
     ``statsmodels.stats.inter_rater.fleiss_kappa``; with missing ratings it follows Gwet's
     (2014) generalisation (see :func:`chance_corrected_stat`), as R/Python irrCAC do.
     Arguments and the returned row are as in :func:`krippendorff_alpha`.
+
+    Examples:
+        >>> from judgekit.stats.examples import three_runs
+        >>> runs = three_runs(rater="rater")
+        >>> print(round(fleiss_kappa(runs)["estimate"].iloc[0], 3))
+        0.841
     """
     data = item_level_counts(df, scale=scale, min_ratings=1, columns=columns)
     return _estimate(
@@ -284,6 +297,12 @@ def gwet_ac(
     the level shares ``pi_k`` only. ``weights`` and ``weight_basis`` are as in
     :func:`~judgekit.stats.agreement.cohen_kappa`; the other arguments and the returned row are
     as in :func:`krippendorff_alpha`.
+
+    Examples:
+        >>> from judgekit.stats.examples import three_runs
+        >>> runs = three_runs(rater="rater")
+        >>> print(round(gwet_ac(runs)["estimate"].iloc[0], 3))
+        0.855
     """
     data = item_level_counts(df, scale=scale, min_ratings=1, columns=columns)
     if len(data.levels) < 2:

@@ -85,6 +85,13 @@ def plan_kappa_halfwidth(
 
     Returns:
         Columns ``n, half_width, expected_kappa, weights``.
+
+    Examples:
+        >>> plan = plan_kappa_halfwidth([0, 3, 5, 5, 3, 0, 5, 3], (0, 3, 5), [30, 120], n_sim=500)
+        >>> print(plan[["n", "half_width"]].round(2).to_string(index=False))
+          n  half_width
+         30        0.20
+        120        0.11
     """
     values = tuple(float(x) for x in levels)
     codes = level_codes(np.asarray(judge_scores, dtype=float), values)
@@ -119,7 +126,14 @@ def observed_kappa_halfwidth(
     seed: int = 0,
     level: float = 0.95,
 ) -> float:
-    """Half the central ``level`` range of kappa over random n-item subsamples of real pairs."""
+    """Half the central ``level`` range of kappa over random n-item subsamples of real pairs.
+
+    Examples:
+        >>> judge = [0, 3, 5, 5, 3, 0, 5, 3] * 10
+        >>> human = [0, 3, 5, 3, 3, 0, 5, 5] * 10
+        >>> round(observed_kappa_halfwidth(judge, human, (0, 3, 5), 30, n_subsamples=500), 2)
+        0.12
+    """
     values = tuple(float(x) for x in levels)
     k = len(values)
     pairs = level_codes(np.asarray(judge_scores, float), values) * k + level_codes(

@@ -25,13 +25,15 @@ from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats as scipy_stats
 
-from judgekit.stats._prep import INTERVAL_COLUMNS
+from judgekit.stats._prep import INTERVAL_COLUMNS, Columns
+from judgekit.stats.regression import clustered_ols, ols_term
 
 Adjust = Literal["item", "human", "difference"]
 Human = Mapping[str, float] | pd.Series
+#: How ``judge()`` tables are read: items in ``item_id``, no cluster unless one is named.
+JUDGMENT_ITEMS = Columns(item="item_id")
 
 #: The instruction each term is checked against (seed 001 names position; 000 adds the number).
 INSTRUCTIONS: Mapping[str, str] = {
@@ -138,27 +140,18 @@ def _group_effects(
     if not varying:
         return results
     columns = (["human"] if adjust == "human" else []) + varying
-    design = data[columns].astype("float64")
     outcome = data["score"] - data["human"] if adjust == "difference" else data["score"]
-    if adjust == "item":
-        design = design - design.groupby(data["item_id"]).transform("mean")
-        outcome = outcome - outcome.groupby(data["item_id"]).transform("mean")
-    else:
-        design.insert(0, "Intercept", 1.0)
-    groups = pd.factorize(data[cluster_col])[0]
-    fit = sm.OLS(outcome.astype("float64"), design).fit(
-        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    fit = clustered_ols(
+        outcome,
+        data[columns],
+        data[cluster_col],
+        level=level,
+        absorb=data["item_id"] if adjust == "item" else None,
     )
-    bounds = fit.conf_int(alpha=1 - level)
     for term in varying:
-        results[term] = {
-            "estimate": float(fit.params[term]),
-            "se": float(fit.bse[term]),
-            "ci_low": float(bounds.loc[term, 0]),
-            "ci_high": float(bounds.loc[term, 1]),
-            "p_value": float(fit.pvalues[term]),
-            "note": "",
-        }
+        row = ols_term(fit, term)
+        results[term] = {key: row[key] for key in (*INTERVAL_COLUMNS, "p_value")}
+        results[term]["note"] = ""
     return results
 
 
@@ -171,7 +164,7 @@ def position_effects(
     group_col: str | None = None,
     first_ask_only: bool = True,
     level: float = 0.95,
-    cluster_col: str | None = None,
+    columns: Columns = JUDGMENT_ITEMS,
 ) -> pd.DataFrame:
     """Slope of the judge's score per step of batch position and of batch number.
 
@@ -184,22 +177,33 @@ def position_effects(
         group_col: Fit each value of this column separately (e.g. ``"mode"``).
         first_ask_only: Leave out rows settled by a re-ask (their position is not comparable).
         level: Confidence level of the intervals.
-        cluster_col: Column of ``judgments`` to cluster the SEs on (e.g. the question several
-            items answer; items must nest in it). Default: the item.
+        columns: ``columns.cluster`` is the column of ``judgments`` to cluster the SEs on (e.g.
+            the question several items answer; every row needs a value). Default: the item.
 
     Returns:
         One row per group and term: ``estimate`` (score points per step), ``se`` (clustered on
-        items, or on ``cluster_col``), ``ci_low``, ``ci_high``, ``p_value``, ``span`` (max -
+        items, or on ``columns.cluster``), ``ci_low``, ``ci_high``, ``p_value``, ``span`` (max -
         min of the term), ``n``, ``n_items``, ``adjust``, ``method``, ``n_dropped``,
         ``dropped_reason`` and ``note`` (why a term has no estimate, e.g. it never varies).
 
     Raises:
         ValueError: On a missing column, an unknown ``adjust`` or no human score when needed.
+
+    Examples:
+        >>> from judgekit.stats.examples import batch_judgments
+        >>> judgments, human = batch_judgments()
+        >>> effects = position_effects(judgments, human, adjust="difference")
+        >>> shown = effects[["term", "estimate", "ci_low", "ci_high"]]
+        >>> print(shown.round(3).to_string(index=False))
+               term  estimate  ci_low  ci_high
+           position     0.143  -0.464    0.750
+        batch_index    -0.000  -1.744    1.744
     """
     if adjust not in ("item", "human", "difference"):
         raise ValueError(f"adjust must be 'item', 'human' or 'difference', got {adjust!r}")
     if adjust != "item" and human is None:
         raise ValueError(f"adjust={adjust!r} needs the human scores (human=...)")
+    cluster_col = columns.cluster
     extra = [c for c in (group_col, cluster_col) if c]
     needed = dict.fromkeys([*NEEDED_COLUMNS, *terms, *extra])
     missing = [column for column in needed if column not in judgments.columns]
@@ -258,6 +262,16 @@ def leniency_drift_verdict(effects: pd.DataFrame, *, tolerance: float = 0.5) -> 
         One row per group and term: ``instruction``, ``verdict`` (pass / fail / inconclusive /
         not tested), ``statement``, ``slope``, ``slope_ci_low``, ``slope_ci_high``, ``span``,
         ``drift``, ``drift_ci_low``, ``drift_ci_high``, ``tolerance``, ``rule``.
+
+    Examples:
+        >>> from judgekit.stats.examples import batch_judgments
+        >>> judgments, human = batch_judgments()
+        >>> effects = position_effects(judgments, human, adjust="difference")
+        >>> verdicts = leniency_drift_verdict(effects, tolerance=1.0)
+        >>> print(verdicts[["term", "verdict", "drift"]].round(3).to_string(index=False))
+               term      verdict  drift
+           position inconclusive  0.714
+        batch_index inconclusive -0.000
     """
     if tolerance <= 0:
         raise ValueError(f"tolerance must be positive, got {tolerance}")
@@ -317,6 +331,16 @@ def position_profile(
     Returns:
         One row per group and value of ``term``: ``group``, ``value``, ``mean``, ``ci_low``,
         ``ci_high`` (t interval), ``n``, ``outcome`` (what was averaged).
+
+    Examples:
+        >>> from judgekit.stats.examples import batch_judgments
+        >>> judgments, human = batch_judgments()
+        >>> profile = position_profile(judgments, human)
+        >>> print(profile[["value", "mean", "n", "outcome"]].head(3).to_string(index=False))
+         value  mean  n       outcome
+           0.0   1.0  2 judge - human
+           1.0   1.0  2 judge - human
+           2.0   0.5  2 judge - human
     """
     rows, _ = usable_rows(judgments, human, first_ask_only=first_ask_only)
     if term not in rows.columns:

@@ -109,6 +109,19 @@ def corrected_means(
         half_width, n_labelled, n_judged, n_dropped, note``. A group with fewer than
         ``min_labels`` labelled items gets NaN for PPI and human-only, never a number; the
         ``note`` says why an estimate or interval is missing.
+
+    Examples:
+        >>> from judgekit.stats.examples import labelled_judgments
+        >>> means = corrected_means(labelled_judgments())
+        >>> shown = means[["model", "estimator", "estimate", "n_labelled"]]
+        >>> print(shown.round(2).to_string(index=False))
+        model  estimator  estimate  n_labelled
+            a        ppi      2.21          10
+            a judge_only      2.60          10
+            a human_only      2.50          10
+            b        ppi      2.27          10
+            b judge_only      2.68          10
+            b human_only      2.50          10
     """
     rows = []
     for name, part in frame.groupby(group, sort=True):
@@ -184,6 +197,13 @@ def ppi_coverage(
     Returns:
         One row per (subsample, group, estimator) with ``truth``, the interval, ``covered``
         and ``half_width``.
+
+    Examples:
+        >>> from judgekit.stats.examples import labelled_judgments
+        >>> frame = labelled_judgments(every_label=True)
+        >>> coverage = ppi_coverage(frame, n_labels=20, n_subsamples=30, seed=1)
+        >>> sorted(coverage["estimator"].unique())
+        ['human_only', 'judge_only', 'ppi']
     """
     full = frame.dropna(subset=[judge, human]).reset_index(drop=True)
     truth = full.groupby(group)[human].mean()
@@ -201,7 +221,21 @@ def ppi_coverage(
 
 
 def coverage_summary(coverage: pd.DataFrame, *, group: str = "model") -> pd.DataFrame:
-    """Share of subsamples covering the truth and mean half-width, per group and estimator."""
+    """Share of subsamples covering the truth and mean half-width, per group and estimator.
+
+    Examples:
+        >>> from judgekit.stats.examples import labelled_judgments
+        >>> frame = labelled_judgments(every_label=True)
+        >>> summary = coverage_summary(ppi_coverage(frame, n_labels=20, n_subsamples=30, seed=1))
+        >>> print(summary[["model", "estimator", "coverage"]].round(2).to_string(index=False))
+        model  estimator  coverage
+            a        ppi      0.93
+            a judge_only      1.00
+            a human_only      0.93
+            b        ppi      0.90
+            b judge_only      1.00
+            b human_only      0.93
+    """
     summary = coverage.groupby([group, "estimator"], sort=False).agg(
         coverage=("covered", "mean"),
         mean_half_width=("half_width", "mean"),

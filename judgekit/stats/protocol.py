@@ -50,6 +50,14 @@ def human_agreement(
     Returns:
         One row: check, rater_a (judge), rater_b (human), estimate, se, ci_low, ci_high, n,
         method, ci_method, n_dropped, dropped_reason, threshold, passed, note.
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> table = human_agreement(long, "judge", "human", scale=(1, 2, 3, 4), min_n=10)
+        >>> row = table.iloc[0]
+        >>> print(row["check"], round(row["estimate"], 3), row["threshold"], row["passed"])
+        human_agreement 0.893 0.8 True
     """
     row = cohen_kappa(
         df,
@@ -213,6 +221,23 @@ def seed004_report(
 
     Returns:
         Columns check, statistic, estimate, ci_low, ci_high, n, threshold, passed, method, note.
+
+    Examples:
+        >>> from judgekit.stats.examples import two_raters
+        >>> long = two_raters()
+        >>> import pandas as pd
+        >>> judge = long[long["rater"] == "judge"]
+        >>> runs = [long.assign(run=1, variant="base"), judge.assign(run=2, variant="base")]
+        >>> report = seed004_report(
+        ...     pd.concat(runs), judge="judge", human="human", scale=(1, 2, 3, 4),
+        ...     ci=CI("bca", n_boot=200, seed=0),
+        ... )
+        >>> print(report[["check", "estimate", "passed"]].round(3).to_string(index=False))
+                         check  estimate  passed
+               human_agreement     0.893    True
+               run_consistency     1.000    True
+        paraphrase_sensitivity       NaN    <NA>
+                score_coverage     1.000    True
     """
     rater_col = columns.rater
     require_columns(df, [columns.item, rater_col, columns.score])

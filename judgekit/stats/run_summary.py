@@ -6,15 +6,15 @@ batch sizes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import Literal
 
 import pandas as pd
 
 from judgekit.stats._bootstrap import CI
+from judgekit.stats._prep import Columns, cluster_codes, item_clusters
 from judgekit.stats.agreement import kappa_from_pairs
-from judgekit.stats.position import Human, human_series
+from judgekit.stats.position import JUDGMENT_ITEMS, Human, human_series
 
 #: Statuses meaning "the reply could not be read for this row" (the engine's re-ask statuses).
 FAILED_READ_STATUSES: frozenset[str] = frozenset(
@@ -29,17 +29,31 @@ def batch_run_summary(
     *,
     weights: Literal["linear", "quadratic"] | None = "quadratic",
     ci: CI = CI("analytic", seed=0),
-    clusters: Mapping[str, object] | pd.Series | None = None,
+    columns: Columns = JUDGMENT_ITEMS,
 ) -> dict[str, object]:
     """Agreement, failure rates and token use of one ``judge()`` table.
 
     Kappa pairs the judge's ok scores of the first variant's first run with the human scores on
     ``levels`` (off-scale human labels and unscored rows are left out, counted in
-    ``n_dropped``). Its interval is ``ci``'s; with ``clusters`` (item ID -> cluster, e.g. the
-    question an answer belongs to; an item without one is its own cluster) it is a bootstrap of
-    whole clusters (BCa when ``ci`` asks for "analytic", which assumes independent items) with
-    the design effect beside it. Rates are shares of all judged rows (item x run x variant); token
-    counts are summed over distinct requests (re-asks included) and divided by those rows.
+    ``n_dropped``). Its interval is ``ci``'s; with ``columns.cluster`` (a column of
+    ``judgments``, e.g. the question an answer belongs to; every scored item needs a value) a
+    bootstrap (``CI("percentile")`` or ``CI("bca")``) resamples whole clusters and the design
+    effect is reported beside it; kappa has no cluster-robust analytic interval, so
+    ``CI("analytic")`` with clusters is a one-line error. Rates are shares of all judged rows
+    (item x run x variant); token counts are summed over distinct requests (re-asks included)
+    and divided by those rows.
+
+    Examples:
+        >>> import pandas as pd
+        >>> human = {"1": 1.0, "2": 2.0, "3": 3.0, "4": 3.0}
+        >>> judgments = pd.DataFrame({
+        ...     "item_id": ["1", "2", "3", "4"], "status": "ok", "score": [1.0, 2.0, 3.0, 2.0],
+        ...     "variant": "base", "run": 1, "attempt": 1, "request_hash": ["r1", "r1", "r2", "r2"],
+        ...     "prompt_tokens": 100, "cached_tokens": 0, "completion_tokens": 10,
+        ... })
+        >>> summary = batch_run_summary(judgments, human, (1, 2, 3))
+        >>> round(summary["kappa"], 3), summary["requests"], summary["prompt_tokens_per_item"]
+        (0.8, 2, 50.0)
     """
     rows = judgments[judgments["status"] != "unknown_id"]
     reasked = rows["attempt"] > 1
@@ -49,19 +63,13 @@ def batch_run_summary(
     truth = human_series(human)
     paired = first[first["status"] == "ok"].assign(human=first["item_id"].astype(str).map(truth))
     paired = paired[paired["human"].isin([float(v) for v in levels])]
-    ids = paired["item_id"].astype(str)
-    design = None
-    if clusters is not None:
-        by_id = pd.Series(clusters, dtype=object)
-        by_id.index = by_id.index.astype(str)  # item IDs are strings; a map may hold numbers
-        cluster_of = ids.map(by_id).fillna("item " + ids)
-        design = pd.factorize(cluster_of.astype(str))[0]
+    design = cluster_codes(paired[columns.item], item_clusters(judgments, columns))
     kappa = kappa_from_pairs(
         paired["score"].to_numpy(float),
         paired["human"].to_numpy(float),
         tuple(float(v) for v in levels),
         weights=weights,
-        ci=ci if design is None or ci.method != "analytic" else replace(ci, method="bca"),
+        ci=ci,
         clusters=design,
     )
     judged = len(rows)

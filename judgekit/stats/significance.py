@@ -45,6 +45,15 @@ def adjust_p(
 
     Raises:
         ValueError: on an unknown method or a missing column.
+
+    Examples:
+        >>> import pandas as pd
+        >>> tests = pd.DataFrame({"term": ["a", "b", "c"], "p_value": [0.01, 0.04, 0.03]})
+        >>> print(adjust_p(tests)[["term", "p_value", "p_adjusted"]].to_string(index=False))
+        term  p_value  p_adjusted
+           a     0.01        0.03
+           b     0.04        0.06
+           c     0.03        0.06
     """
     if method not in _METHOD_NAMES:
         raise UsageError(f"p-value adjustment must be 'holm' or 'fdr_bh', got {method!r}")
@@ -80,6 +89,14 @@ def permutation_within_clusters(
 
     Returns:
         estimate (observed difference), p_value, n_perm.
+
+    Examples:
+        >>> values = [3.0, 1.0, 4.0, 2.0, 5.0, 2.0, 4.0, 1.0]
+        >>> own = [True, False] * 4
+        >>> question = [1, 1, 2, 2, 3, 3, 4, 4]
+        >>> test = permutation_within_clusters(values, own, question, n_perm=999, seed=0)
+        >>> print(test["estimate"], round(test["p_value"], 3))
+        2.5 0.123
     """
     x = np.asarray(values, dtype=float)
     flag = np.asarray(labels, dtype=bool)

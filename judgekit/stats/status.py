@@ -29,6 +29,16 @@ def status_summary(
 
     Returns:
         Columns: the ``by`` columns, status, count, n (rows in the group), rate.
+
+    Examples:
+        >>> import pandas as pd
+        >>> statuses = ["ok", "ok", "missing", "ok"]
+        >>> judged = pd.DataFrame({"model": "m", "variant": "base", "status": statuses})
+        >>> summary = status_summary(judged)
+        >>> print(summary[summary["count"] > 0][["status", "count", "rate"]].to_string(index=False))
+         status  count  rate
+             ok      3  0.75
+        missing      1  0.25
     """
     status_col = columns.status or "status"
     require_columns(df, [status_col])

@@ -7,17 +7,18 @@ lives above both.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from judgekit.engine import judge
-from judgekit.stats import CI
-from judgekit.stats.position import Human
+from judgekit.stats import CI, Columns
+from judgekit.stats.position import JUDGMENT_ITEMS, Human
 from judgekit.stats.run_summary import batch_run_summary
 from judgekit.types import Item, JudgeClient, Rubric
+from judgekit.workflows.study import with_context
 
 
 def batch_size_sensitivity(
@@ -29,7 +30,7 @@ def batch_size_sensitivity(
     sizes: Sequence[int] = (1, 10, 60),
     weights: Literal["linear", "quadratic"] | None = "quadratic",
     ci: CI = CI("analytic", seed=0),
-    clusters: Mapping[str, object] | pd.Series | None = None,
+    columns: Columns = JUDGMENT_ITEMS,
     **judge_options: Any,
 ) -> pd.DataFrame:
     """Judge the same items at several batch sizes and compare agreement, failures and cost.
@@ -37,8 +38,9 @@ def batch_size_sensitivity(
     Each size is one ``judge()`` call (``judge_options`` passed on: ``store``, ``mode``,
     ``max_reasks``, ``seed``, ...); with a store, sizes never share replies since their prompts
     differ. Wall time includes replays, so time a fresh store (or none) for real costs.
-    ``clusters`` (item ID -> cluster) makes each size's kappa interval a cluster bootstrap with
-    ``ci``'s replicates and seed (see :func:`batch_run_summary`).
+    Each table carries the items' context columns (``question``, ...), so ``columns.cluster``
+    (e.g. ``"question"``) makes each size's kappa interval a cluster bootstrap with ``ci``'s
+    method, replicates and seed (see :func:`batch_run_summary`).
 
     Returns:
         One row per size: ``batch_size``, ``wall_time_s``, ``api_calls`` and the columns of
@@ -48,6 +50,7 @@ def batch_size_sensitivity(
     for size in sizes:
         started = time.perf_counter()
         table = judge(items, rubric, client, batch_size=size, progress=False, **judge_options)
+        table = with_context(table, items)
         elapsed = time.perf_counter() - started
         summary = batch_run_summary(
             table,
@@ -55,7 +58,7 @@ def batch_size_sensitivity(
             rubric.scale.allowed,
             weights=weights,
             ci=ci,
-            clusters=clusters,
+            columns=columns,
         )
         records.append(
             {

@@ -57,6 +57,30 @@ def _tokens(rubric: str) -> Callable[[Mapping[str, Any]], tuple[bool, str] | Non
     return check
 
 
+def _scale_flat(m: Mapping[str, Any]) -> tuple[bool, str] | None:
+    shortfalls = {n: m[f"flat_{n}"] for n in m.get("sizes", ()) if m.get(f"flat_{n}") is not None}
+    if not shortfalls:
+        return None
+    worst = max(shortfalls.values())
+    shown = ", ".join(f"{n:,}: -{100 * s:.1f} %" for n, s in shortfalls.items())
+    return worst <= 0.10, f"slowest window vs first: {shown}"
+
+
+def _scale_ratio(m: Mapping[str, Any]) -> tuple[bool, str] | None:
+    ratios = {n: m[f"ratio_{n}"] for n in m.get("sizes", ())}
+    if not ratios:
+        return None
+    shown = ", ".join(f"{n:,}: {r:.2f}" for n, r in ratios.items())
+    return min(ratios.values()) >= 0.8, f"judgekit / loop items/s: {shown}"
+
+
+def _scale_memory(m: Mapping[str, Any]) -> tuple[bool, str] | None:
+    if "peak_mb_100000" not in m:
+        return None
+    peak, cpu = m["peak_mb_100000"], m["cpu_ms_100000"]
+    return peak < 1024, f"{peak:.0f} MB peak, {cpu:.2f} ms client CPU per request"
+
+
 def _real_replies(m: Mapping[str, Any]) -> tuple[bool, str] | None:
     if not m.get("available"):
         return None
@@ -108,6 +132,17 @@ TARGETS: tuple[Target, ...] = (
         "30 requests / 10 s, 10,000 items, told the limit: ≥ 0.95 × limit, 0 error rows",
         _request_limit("request_limit_told", 0.95),
     ),
+    Target(
+        "scale",
+        "10^3-10^5 single-item requests: items/s of every 1,000 within 10 % of the first 1,000",
+        _scale_flat,
+    ),
+    Target(
+        "scale",
+        "judgekit ≥ 0.8 × a minimal AsyncOpenAI loop's items/s (same endpoint, concurrency 8)",
+        _scale_ratio,
+    ),
+    Target("scale", "Peak memory at 10^5 single-item requests < 1 GB", _scale_memory),
     Target("peers", "judgekit faster than the sequential loop", _faster("sequential_s")),
     Target("peers", "judgekit faster than inspect_ai", _faster("inspect_s")),
     Target(

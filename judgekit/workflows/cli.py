@@ -51,7 +51,10 @@ def _root(
 @app.command()
 def judge(  # long only because typer reads one parameter per flag from the signature
     items: Annotated[Path, typer.Argument(help="Your items table (.csv, .tsv or .xlsx).")],
-    rubric: Annotated[str, typer.Option(help="Rubric name (see `judgekit rubrics`).")],
+    rubric: Annotated[
+        str,
+        typer.Option(help="Rubric name (see `judgekit rubrics`), rubric folder or prompt file."),
+    ],
     study: Annotated[
         Path | None, typer.Option(help="Study folder to write (judgments, labels, store).")
     ] = None,
@@ -110,12 +113,32 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     encoding: Annotated[str | None, typer.Option(help="Force the file's encoding.")] = None,
     sep: Annotated[str | None, typer.Option(help="Force the file's separator.")] = None,
     sheet: Annotated[str | None, typer.Option(help="Worksheet of an xlsx file.")] = None,
+    batch_api: Annotated[
+        bool, typer.Option(help="Judge through the provider's Batch API (resumable).")
+    ] = False,
+    write_requests: Annotated[
+        Path | None, typer.Option(help="Write the requests as batch JSONL (vllm run-batch).")
+    ] = None,
+    prices: Annotated[
+        str | None, typer.Option(help="USD per 1M input,output tokens for the estimate.")
+    ] = None,
+    column_map: Annotated[
+        list[str] | None,
+        typer.Option(help="Your prompt's placeholder=Column (repeatable), e.g. question=Question."),
+    ] = None,
+    format_reminder: Annotated[
+        bool | None,
+        typer.Option(
+            help="Close your prompt with the format's reminder; re-asks say what was wrong."
+        ),
+    ] = None,
 ) -> None:
     """Judge your items with a rubric; write a study folder or a judgments table.
 
     With no OPENAI_API_KEY, OPENAI_BASE_URL, --base-url or --provider, the local model judges.
     """
     from judgekit.engine import JudgeOptions
+    from judgekit.workflows.batch import parse_prices
     from judgekit.workflows.cli_judge import JudgeCommand, execute
     from judgekit.workflows.clients import EndpointOptions
 
@@ -135,12 +158,38 @@ def judge(  # long only because typer reads one parameter per flag from the sign
         context_tokens=context_tokens,
         shuffle_seed=shuffle_seed,
         offline=offline,
+        prices=parse_prices(prices),
     )
     command = JudgeCommand(
         items, rubric, output, study, id_score_csv, labels_column, limit, encoding, sep, sheet,
-        max_unscored, dry_run, endpoint, judging,
+        max_unscored, dry_run, endpoint, judging, batch_api=batch_api,
+        write_requests=write_requests,
+        column_map=tuple(column_map or ()), format_reminder=format_reminder,
     )  # fmt: skip
     execute(command)
+
+
+@app.command()
+def status(
+    study: Annotated[Path, typer.Argument(help="Study folder or response store file.")],
+    live: Annotated[bool, typer.Option(help="Ask the endpoint for each batch's state.")] = True,
+) -> None:
+    """Show the store's replies and each Batch API batch's state and counts."""
+    from judgekit.workflows.batch import show_status
+
+    show_status(study, sys.stdout, live=live)
+
+
+@app.command()
+def ingest(
+    results: Annotated[Path, typer.Argument(help="Batch results JSONL (vllm run-batch output).")],
+    study: Annotated[Path | None, typer.Option(help="Study folder whose store gets them.")] = None,
+    store: Annotated[Path | None, typer.Option(help="Response store that gets them.")] = None,
+) -> None:
+    """Record a batch results file under the request hashes --write-requests wrote."""
+    from judgekit.workflows.requests_file import ingest as ingest_file
+
+    ingest_file(results, study, store, sys.stderr)
 
 
 @rubrics_app.callback()
@@ -164,23 +213,26 @@ def rubrics(context: typer.Context) -> None:
 
 @rubrics_app.command("show")
 def rubrics_show(
-    name: Annotated[str, typer.Argument(help="Rubric name.")],
+    name: Annotated[str, typer.Argument(help="Rubric name, rubric folder or prompt file.")],
     variant: Annotated[str, typer.Option(help="Prompt variant.")] = "base",
+    column_map: Annotated[
+        list[str] | None, typer.Option(help="Your prompt's placeholder=Column (repeatable).")
+    ] = None,
 ) -> None:
     """Print a rubric's columns and its full prompt rendered for a sample item."""
-    from judgekit.rubrics import load_rubric
     from judgekit.types import Item
+    from judgekit.workflows.own_prompt import load_any_rubric
 
-    try:
-        rubric = load_rubric(name)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    rubric = load_any_rubric(name, tuple(column_map or ()), None, option="rubric")
     if variant not in rubric.variants:
         raise UsageError(f"--variant {variant!r}: {name} has {', '.join(rubric.variants)}")
     typer.echo(f"{name}: {rubric.output_format}, scale {list(rubric.scale.allowed)}")
     typer.echo(f"required columns: {', '.join(rubric.required_columns)}")
     typer.echo(f"optional columns: {', '.join(rubric.optional_columns) or '-'}")
     typer.echo(f"human label column: {rubric.label_column}  variants: {', '.join(rubric.variants)}")
+    added = rubric.additions(structured=False)
+    if rubric.verbatim:
+        typer.echo(f"judgekit adds: {'; '.join(added) or 'nothing (sent as written)'}")
     sample = Item("1", {column: f"<{column} of the item>" for column in rubric.input_columns})
     for message in rubric.render([sample], variant=variant):
         typer.echo(f"--- {message['role']} ---\n{message['content']}")
@@ -304,11 +356,22 @@ def simulate(
         Path | None, typer.Option("--config", help="Simulator YAML (oracle, faults).")
     ] = None,
     port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: free).")] = None,
+    run_batch: Annotated[
+        Path | None, typer.Option(help="Answer this batch JSONL offline instead of serving.")
+    ] = None,
+    output: Annotated[Path | None, typer.Option(help="Results file of --run-batch.")] = None,
 ) -> None:
     """Serve the OpenAI-compatible simulator (for tests and benchmarks; it is not a judge)."""
+    from judgekit.simulator.__main__ import run_batch as answer_file
     from judgekit.simulator.__main__ import serve
 
-    serve(config_path, port)
+    if run_batch is None:
+        serve(config_path, port)
+        return
+    if output is None:
+        raise UsageError("--run-batch needs --output RESULTS.jsonl")
+    answered, failed = answer_file(run_batch, output, config_path)
+    typer.echo(f"{answered} lines answered, {failed} failed: {output}")
 
 
 @app.command()

@@ -8,12 +8,13 @@ with a summary table and an exit code that says whether it did its job (:func:`f
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
@@ -25,10 +26,17 @@ from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv,
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import final_verdicts
 from judgekit.engine import JudgeOptions, ResponseStore, judge, preview
+from judgekit.engine.batch_files import BatchState
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
-from judgekit.rubrics import load_rubric
+from judgekit.rubrics import PromptRubric
 from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
+from judgekit.workflows.batch import (
+    at_batch_rates,
+    batch_client,
+    check_batch_command,
+    run_batch_api,
+)
 from judgekit.workflows.clients import (
     EndpointOptions,
     check_endpoint,
@@ -37,7 +45,9 @@ from judgekit.workflows.clients import (
     probe_endpoint,
 )
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.own_prompt import check_placeholders, load_any_rubric, prompt_notice
 from judgekit.workflows.replay import judging_record
+from judgekit.workflows.requests_file import write_requests
 from judgekit.workflows.study import (
     StudyFolder,
     check_label_column,
@@ -82,6 +92,11 @@ class JudgeCommand:
         dry_run: Print the first request, the request count and the estimate; call nothing.
         endpoint: Which judge and how to reach it.
         judging: How to judge (passed to the engine as is).
+        batch_api: Judge through the provider's Batch API (:mod:`judgekit.workflows.batch`).
+        write_requests: Write the unanswered requests to this batch-input JSONL file instead
+            of sending them (:mod:`judgekit.workflows.requests_file`).
+        column_map: ``placeholder=Column`` pairs for a prompt file's placeholders.
+        format_reminder: Override the rubric's ``format_reminder`` (``None``: keep it).
     """
 
     items: Path
@@ -98,6 +113,10 @@ class JudgeCommand:
     dry_run: bool = False
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
     judging: JudgeOptions = field(default_factory=JudgeOptions)
+    batch_api: bool = False
+    write_requests: Path | None = None
+    column_map: tuple[str, ...] = ()
+    format_reminder: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -152,10 +171,10 @@ def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
     if isinstance(store, str | Path):
         _check_output(Path(store), command.items, "--store", (".sqlite", ".db", ".sqlite3"))
         return output, Path(store), False
-    if command.judging.offline:
-        raise UsageError("--offline answers from a store: pass --store FILE (or --study FOLDER)")
     if folder is not None:
         return output, folder.store, False
+    if command.judging.offline:
+        raise UsageError("--offline answers from a store: pass --store FILE (or --study FOLDER)")
     return output, output.with_name(f".{output.name}.responses.sqlite"), True
 
 
@@ -170,17 +189,16 @@ def prepare(command: JudgeCommand) -> Prepared:
         raise UsageError(f"--sep {command.sep!r}: give one character, e.g. ';' or ','")
     if command.limit is not None and command.limit < 1:
         raise UsageError(f"--limit {command.limit}: give at least 1")
-    try:
-        rubric = load_rubric(command.rubric)
-    except ValueError as error:
-        raise UsageError(f"--rubric: {error}") from None
+    rubric = load_any_rubric(command.rubric, command.column_map, command.format_reminder)
     table = read_table(
         command.items,
-        required=rubric.required_columns,
+        required=() if isinstance(rubric, PromptRubric) else rubric.required_columns,
         encoding=command.encoding,
         sep=command.sep,
         sheet=command.sheet,
     )
+    if isinstance(rubric, PromptRubric):
+        check_placeholders(rubric, [str(c) for c in table.frame.columns], command.items)
     label_column = command.labels_column
     if label_column is not None:
         check_label_column(table, label_column)
@@ -215,6 +233,9 @@ def dry_run(prepared: Prepared, out: TextIO) -> None:
     client = planning_client(prepared.command.endpoint)
     options = _options(prepared)
     request, estimate = preview(prepared.items, prepared.rubric, client, options)
+    print(prompt_notice(prepared.rubric, client, options), file=out)
+    if prepared.command.batch_api:
+        estimate = at_batch_rates(estimate, batch_client(client))
     print(f"judge: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
     if request is not None:
         for message in request.messages:
@@ -251,21 +272,36 @@ def _replies_in(store: Path) -> int:
 
 
 def _remove_store(store: Path) -> None:
-    for path in (store, lock_path(store), *(store.with_name(store.name + s) for s in WAL_FILES)):
+    saved_batches = BatchState(store).path
+    for path in (
+        store,
+        lock_path(store),
+        saved_batches,
+        *(store.with_name(store.name + s) for s in WAL_FILES),
+    ):
         path.unlink(missing_ok=True)
 
 
-def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
+def _holds_nothing(store: Path) -> bool:
+    """No reply stored and no Batch API batch left running (nothing a rerun would need)."""
+    return _replies_in(store) == 0 and not BatchState(store).unrecorded()
+
+
+def run(
+    prepared: Prepared, client: JudgeClient, judge_with: Callable[..., pd.DataFrame] = judge
+) -> pd.DataFrame:
     """Judge the prepared items on ``client`` and write every output; return the judgments.
 
-    A temporary store is removed once the outputs are written, or when the run fails before
-    any reply was stored; a failed run that paid for replies keeps it, so a rerun replays them.
+    ``judge_with`` takes ``judge()``'s arguments (the Batch API run passes its own). A
+    temporary store is removed once the outputs are written, or when the run fails before
+    any reply was stored or batch submitted; a failed run that paid for replies (or left
+    batches running) keeps it, so a rerun replays (or resumes) them.
 
     Raises:
         RunFailed: When an output cannot be written (a full disk): the replies stay stored.
     """
     try:
-        judgments = judge(prepared.items, prepared.rubric, client, _options(prepared))
+        judgments = judge_with(prepared.items, prepared.rubric, client, _options(prepared))
         judgments = with_context(judgments, prepared.items)
         try:
             write_outputs(prepared, judgments, client)
@@ -277,7 +313,7 @@ def run(prepared: Prepared, client: JudgeClient) -> pd.DataFrame:
                 "and rerun the same command, which replays them without a call"
             ) from None
     except BaseException:
-        if prepared.temporary_store and _replies_in(prepared.store) == 0:
+        if prepared.temporary_store and _holds_nothing(prepared.store):
             _remove_store(prepared.store)
         raise
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
@@ -379,11 +415,37 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     out, err = out or sys.stdout, err or sys.stderr  # the streams of the moment, not of import
     prepared = prepare(command)
     check_options(prepared)
+    if command.batch_api or command.write_requests is not None:
+        check_batch_command(
+            batch_api=command.batch_api, write_requests=command.write_requests,
+            judging=command.judging, endpoint=command.endpoint, items=command.items,
+            temporary_store=prepared.temporary_store,
+        )  # fmt: skip
+    if not command.dry_run:
+        planning = planning_client(command.endpoint)
+        print(prompt_notice(prepared.rubric, planning, _options(prepared)), file=err)
     describe_inputs(prepared, err)
     if command.dry_run:
         dry_run(prepared, out)
         return
     endpoint = command.endpoint
+    if command.write_requests is not None:
+        client = planning_client(endpoint)
+        path = command.write_requests
+        if write_requests(
+            prepared.items, prepared.rubric, client, command.judging, prepared.store, path, err
+        ):
+            return
+        print("every request is answered in the store: building the table from it", file=err)
+        command = replace(command, judging=command.judging.updated(offline=True))
+        prepared = replace(prepared, command=command)
+    if command.batch_api:
+        client = batch_client(planning_client(endpoint))
+        probe_endpoint(endpoint)
+
+        in_batches = functools.partial(run_batch_api, store=prepared.store, err=err)
+        finish(prepared, run(prepared, client, in_batches), err)
+        return
     if command.judging.offline:  # replies come from the store: no server, no connection
         finish(prepared, run(prepared, planning_client(endpoint)), err)
         return

@@ -95,7 +95,7 @@ def run_report(folder: str | Path, err: TextIO | None = None) -> Path:
     root = Path(folder)
     if not root.is_dir():
         raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
-    study = load_study(root.resolve())
+    study = load_study(root.resolve(), replies=False)  # to plan: the kernels load their own
     notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
     report = study.folder.report
     (report / "figures").mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,9 @@ A study folder holds::
 
     study.json            what was judged: items file, rubric, judge, columns sent and unused
     items.csv             the items as read (canonical headers, labels and metadata included)
-    judgments.parquet     every attempt of every item (judgekit.types.JUDGMENT_COLUMNS + context)
+    judgments.parquet     the verdict of every item per variant and run, from the attempt that
+                          settled it (JUDGMENT_COLUMNS + context); earlier attempts are in
+                          the store (judgekit.engine.history.attempt_history)
     judgments.csv         the same, comma-separated UTF-8 (data.frames convention)
     human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
     labels.csv            long human labels written by the labelling tool (optional)
@@ -32,9 +34,11 @@ from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items,
 from judgekit.types import Item, Rubric, Status
 
 #: Item columns that give the analysis its context, when the items file has them.
+#: The study's cluster column: answers to the same question are alike (named here only).
+CLUSTER_COLUMN = "question"
 CONTEXT_SOURCES: dict[str, str] = {
     "answer_model": "Model",  # the model whose answer is judged (self-preference, per model)
-    "question": "Question",  # answers to the same question are clustered
+    CLUSTER_COLUMN: "Question",
     "answer_chars": "Answer",  # answer length in characters (length bias)
 }
 
@@ -218,10 +222,13 @@ class Study:
 
     Attributes:
         folder: The folder's layout.
-        judgments: Every attempt (as judged).
+        judgments: The judgments table (final verdicts and foreign-ID rows); without the
+            reply texts when loaded with ``replies=False``.
         verdicts: The final verdict per (rubric, variant, model, run, item).
         labels: Human labels (``item_id, rubric, answer_model, score``), possibly empty.
         labels_source: Which file the labels came from (``""`` when there are none).
+        cluster: The cluster column (:data:`CLUSTER_COLUMN`) when the judgments carry it (an
+            item without a value is then an error in every clustered statistic).
     """
 
     folder: StudyFolder
@@ -229,6 +236,12 @@ class Study:
     verdicts: pd.DataFrame
     labels: pd.DataFrame
     labels_source: str
+
+    @property
+    def cluster(self) -> str | None:
+        """The column grouping items that are not independent (their question), if judged."""
+        column = self.judgments.get(CLUSTER_COLUMN)
+        return CLUSTER_COLUMN if column is not None and column.notna().any() else None
 
 
 def output_folders(figures_dir: str, output_dir: str, name: str) -> tuple[Path, Path]:
@@ -257,20 +270,22 @@ def _judgments_file(path: Path) -> Path:
     return path
 
 
-def load_study(path: str | Path, labels_path: str | Path = "") -> Study:
+def load_study(path: str | Path, labels_path: str | Path = "", *, replies: bool = True) -> Study:
     """Load a study folder (or a judgments file) for the analysis notebooks.
 
     Args:
         path: A study folder, or a judgments table whose folder holds the labels.
         labels_path: A human labels table (default: ``human_labels.parquet``, then the
             labelling tool's ``labels.csv``, in the judgments' folder; none is fine).
+        replies: Load the reply texts, each held once (:func:`judgekit.data.tidy.read_judgments`);
+            the report notebooks need none and load without them.
 
     Raises:
         DataError: If the judgments or a named labels file cannot be read.
     """
     source = _judgments_file(Path(path))
     folder = StudyFolder(source.parent)
-    judgments = read_judgments(source)
+    judgments = read_judgments(source, replies=replies)
     verdicts = final_verdicts(judgments)
     labels = pd.DataFrame(columns=list(LABEL_COLUMNS))
     found = ""
@@ -310,7 +325,7 @@ def open_report(
     from judgekit import plots  # here: `judgekit judge` imports no plotting library
 
     plots.apply_style()
-    study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path)
+    study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path, replies=False)
     figures, tables = output_folders(figures_dir, output_dir, name)
     return study, figures, tables
 

@@ -8,7 +8,7 @@
 # from the environment (`OPENAI_API_KEY`, or the provider's own variable).
 #
 # `output_dir` is a study folder (the layout `judgekit judge --study` writes and `judgekit report`
-# reads): `judgments.parquet` and `.csv` (every attempt, with the raw reply),
+# reads): `judgments.parquet` and `.csv` (each item's settling attempt, with the raw reply),
 # `human_labels.parquet` (the rubric's label column, when the table has one), one seed-style
 # `ID,score` file per rubric, variant and run under `scores/` (with a `.status.csv` sidecar
 # explaining every empty score), and the response store that replays replies on a rerun.

@@ -18,7 +18,6 @@ run: int = 1  # run compared with the human
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
-cluster_column: str = "question"  # items of one question resampled together (empty: none)
 threshold: float = 0.8  # seed 004's agreement gate for the quadratic weighted kappa
 min_expected_kappa: float = -1.0  # assert every quadratic kappa reaches this; -1 checks nothing
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
@@ -100,8 +99,7 @@ if pairs:
 # interval; the design effect is its width over the item-resampling one.
 
 # %%
-has_cluster = bool(cluster_column) and all(cluster_column in t.columns for t in long.values())
-by_question = Columns(cluster=cluster_column) if has_cluster else None
+by_question = Columns(cluster=study.cluster) if study.cluster else None  # named by the study
 clustered = pd.concat(
     [
         cohen_kappa(
@@ -116,9 +114,9 @@ clustered = pd.concat(
 )  # fmt: skip
 write_table(clustered, tables / "kappa_quadratic_clustered.csv")
 if clustered.empty:
-    print(f"no cluster column {cluster_column!r}: the intervals above treat items as independent")
+    print("the study's items share no question: the intervals above treat items as independent")
 else:
-    print(f"design effect = clustered width / item-resampling width (cluster: {cluster_column})")
+    print(f"design effect = clustered width / item-resampling width (cluster: {study.cluster})")
     shown = ["rubric", "rater_a", "estimate", "naive_ci_low", "naive_ci_high", "ci_low"]
     display(clustered[[*shown, "ci_high", "n_clusters", "design_effect", "note"]])
 

@@ -14,7 +14,6 @@ target: float = 1.0  # share of identical items required (seed 004: 1.0)
 ci_method: str = "bca"  # interval of kappa and alpha: "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
-cluster_column: str = "question"  # items of one question resampled together (empty: none)
 min_expected_identical: float = 0.0  # assert every share identical reaches this; 0 checks nothing
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "run_consistency"
@@ -49,7 +48,7 @@ assert len(runs) >= 2, "run consistency needs a judgments table with runs >= 2"
 # %%
 # With a cluster column, each figure is computed again with whole questions resampled (below).
 summaries, per_item, clustered_rows = [], [], []
-by_question = Columns(rater="run", cluster=cluster_column)
+by_question = Columns(rater="run", cluster=study.cluster)  # the study names its cluster
 interval = CI(ci_method, n_boot=n_boot, seed=seed)
 for rubric in pd.unique(verdicts["rubric"]):
     long = rater_table(verdicts, rubric=rubric)
@@ -63,7 +62,7 @@ for rubric in pd.unique(verdicts["rubric"]):
         panel = f"{rubric} · {judge}"
         summaries.append(result.summary.assign(rubric=rubric, judge=judge))
         per_item.append(result.per_item.assign(rubric=rubric, judge=judge, panel=panel))
-        if cluster_column in long.columns:
+        if study.cluster:
             clustered = consistency(ci=replace(interval, method="percentile"), columns=by_question)
             clustered_rows.append(clustered.summary.assign(rubric=rubric, judge=judge))
 summary = pd.concat(summaries, ignore_index=True) if summaries else pd.DataFrame()
@@ -109,7 +108,7 @@ if per_item:
 clustered = pd.concat(clustered_rows, ignore_index=True) if clustered_rows else pd.DataFrame()
 write_table(clustered, tables / "consistency_summary_clustered.csv")
 if clustered.empty:
-    print(f"no cluster column {cluster_column!r}: the intervals above treat items as independent")
+    print("the study's items share no question: the intervals above treat items as independent")
 else:
     shown = ["rubric", "judge", "statistic", "estimate", "ci_low", "ci_high", "design_effect"]
     display(clustered[clustered["design_effect"].notna()][shown])

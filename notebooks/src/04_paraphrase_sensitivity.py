@@ -13,7 +13,6 @@ gate: float = 0.8  # every variant pair must exceed this kappa (seed 004)
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
-cluster_column: str = "question"  # items of one question resampled together (empty: none)
 min_expected_kappa: float = -1.0  # assert every pairwise kappa reaches this; -1 checks nothing
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "paraphrase_sensitivity"
@@ -48,7 +47,7 @@ assert len(variants) >= 2, "paraphrase sensitivity needs a judgments table with 
 # %%
 # With a cluster column, each kappa is computed again with whole questions resampled (below).
 results, clustered_rows = {}, []
-by_question = Columns(rater="rater", cluster=cluster_column)
+by_question = Columns(rater="rater", cluster=study.cluster)  # the study names its cluster
 interval = CI(ci_method, n_boot=n_boot, seed=seed)
 for (rubric, judge), judged in verdicts.groupby(["rubric", "model"], sort=False):
     long = rater_table(judged, rubric=rubric, rater="variant")
@@ -58,7 +57,7 @@ for (rubric, judge), judged in verdicts.groupby(["rubric", "model"], sort=False)
     scale = load_rubric(rubric).scale
     sensitivity = partial(paraphrase_sensitivity, long, scale=scale, threshold=gate)
     results[(rubric, judge)] = sensitivity(ci=interval)
-    if cluster_column in long.columns:
+    if study.cluster:
         clustered = sensitivity(ci=replace(interval, method="percentile"), columns=by_question)
         clustered_rows.append(clustered.pairwise.assign(rubric=rubric, judge=judge))
 pairwise = pd.concat(
@@ -106,7 +105,7 @@ for (rubric, judge), result in results.items():
 clustered = pd.concat(clustered_rows, ignore_index=True) if clustered_rows else pd.DataFrame()
 write_table(clustered, tables / "paraphrase_pairwise_clustered.csv")
 if clustered.empty:
-    print(f"no cluster column {cluster_column!r}: the intervals above treat items as independent")
+    print("the study's items share no question: the intervals above treat items as independent")
 else:
     shown = ["rubric", "judge", "rater_a", "rater_b", "estimate", "ci_low", "ci_high"]
     display(clustered[[*shown, "n_clusters", "design_effect"]])

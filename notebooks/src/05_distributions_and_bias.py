@@ -13,7 +13,6 @@ judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_
 labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
 run: int = 1  # run analysed
 own_models: dict = {}  # judge model -> the answering model it belongs to (self-preference)
-cluster_column: str = "question"  # items of one question resampled together (empty: none)
 figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
 output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "distributions_and_bias"
 
@@ -98,8 +97,7 @@ assert coverage_table["share_of_scale_used"].between(0, 1).all()
 # %%
 # Answers to one question are alike: the bias regressions cluster their errors on the question
 # when the table has one, else on the item (heteroskedasticity-robust only).
-has_cluster = bool(cluster_column) and all(cluster_column in t.columns for t in long.values())
-by_cluster = Columns(cluster=cluster_column if has_cluster else "item")
+by_cluster = Columns(cluster=study.cluster or "item")  # the study names its cluster
 print(f"standard errors clustered on {by_cluster.cluster!r}")
 
 # %% [markdown]

@@ -372,9 +372,7 @@ saved = plots.save_figure(fig, "riddles_hallucination", folder=figures)
 # human scored 0 on accuracy), with 95% Wilson intervals.
 
 # %%
-topics = topic_difficulty(
-    wide, topic_col="topic", score_col="accuracy_Human", cluster_col=cluster_column
-)
+topics = topic_difficulty(wide, topic_col="topic", score_col="accuracy_Human", columns=BY_RIDDLE)
 write_table(topics, tables / "topic_difficulty.csv")
 display(
     topics[["topic", "estimate", "ci_low", "ci_high", "n", "n_clusters", "design_effect"]].round(2)
@@ -413,7 +411,7 @@ api_vs_ui = pd.concat(
             group_a="API",
             group_b="UI",
             score_col="composite",
-            cluster_col=cluster_column,
+            columns=BY_RIDDLE,
         ).assign(model=model)
         for model, rows in [("all", wide), *wide.groupby("model")]
     ],

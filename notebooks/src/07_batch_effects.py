@@ -20,7 +20,6 @@ variant: str = "base"  # prompt variant whose judgments are analysed and re-judg
 run: int = 1  # run of the judgments analysed for position effects
 adjust: str = "human"  # position-effect adjustment: "human", "difference" or "item"
 tolerance: float = 0.5  # largest drift over a batch (score points) that counts as none
-cluster_column: str = "question"  # errors clustered on it when present (empty or absent: item)
 p_adjust: str = "holm"  # correction of each family of slope tests: "holm" or "fdr_bh"
 batch_sizes: list = [4, 12, 24]  # rows per request compared; empty: skip the re-judging
 judge_model: str = ""  # judge model name; empty: the local judge's model
@@ -43,7 +42,7 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import read_table, write_table
 from judgekit.rubrics import load_rubric
-from judgekit.stats import CI, leniency_drift_verdict, position_effects, position_profile
+from judgekit.stats import CI, Columns, leniency_drift_verdict, position_effects, position_profile
 from judgekit.stats.significance import adjust_p
 from judgekit.workflows.batch_probe import batch_size_sensitivity
 from judgekit.workflows.clients import default_judge_client
@@ -69,7 +68,7 @@ assert len(judgments), f"{study.folder.root}: no judgments for {rubric} / {varia
 #
 # An OLS of the judge's score on the row's 0-based position in its request and on the batch
 # number, with the human score as a covariate (`adjust="human"`) and standard errors
-# clustered on the question (`cluster_column`, when the items have one; else on the item).
+# clustered on the question (when the study's items have one; else on the item).
 # The design effect is the clustered interval's width over the item-clustered one. Each slope
 # is tested once per judge, so the p-values of one term form a family, corrected by Holm
 # (`p_adjust`). Only rows scored at the first ask count: a re-asked row sits at another
@@ -78,10 +77,11 @@ assert len(judgments), f"{study.folder.root}: no judgments for {rubric} / {varia
 # slope cannot tell drifting leniency apart from the order of the items in the table.
 
 # %%
-cluster = cluster_column if cluster_column in judgments.columns else None
+cluster = study.cluster  # the study names its cluster column (None: the item)
 print(f"standard errors clustered on {cluster or 'the item'!r}")
 by_item = position_effects(judgments, human, adjust=adjust, group_col="model")
-effects = position_effects(judgments, human, adjust=adjust, group_col="model", cluster_col=cluster)
+by_question = Columns(item="item_id", cluster=cluster)
+effects = position_effects(judgments, human, adjust=adjust, group_col="model", columns=by_question)
 effects["design_effect"] = (effects["ci_high"] - effects["ci_low"]) / (
     by_item["ci_high"] - by_item["ci_low"]
 )
@@ -139,7 +139,7 @@ else:
 # `01_run_judging` uses), compared with the human by quadratic-weighted kappa on the rubric's
 # scale. Failure rates count the rows a reply left unreadable at the first ask; wall time
 # includes replays from the store, so only a fresh run times the judge. When the items carry
-# `cluster_column`, each kappa interval resamples whole clusters (a BCa cluster bootstrap,
+# a question, each kappa interval resamples whole questions (a BCa cluster bootstrap,
 # `n_boot` resamples) and the design effect beside it says how much wider that is than
 # resampling items one by one; with fewer than 10 clusters no interval is shown (`kappa_note`).
 
@@ -163,8 +163,8 @@ if batch_sizes:
             max_tokens=max_tokens or None,
             max_reasks=max_reasks,
             seed=seed,
-            clusters=judgments.groupby("item_id")[cluster].first() if cluster else None,
-            ci=CI("analytic", n_boot=n_boot, seed=bootstrap_seed),  # clustered: BCa
+            columns=by_question,  # kappa has no clustered analytic interval: BCa then
+            ci=CI("bca" if cluster else "analytic", n_boot=n_boot, seed=bootstrap_seed),
         )
     write_table(sensitivity, tables / "batch_size_sensitivity.csv")
     method = sensitivity["kappa_ci_method"].iloc[0]
