@@ -1,7 +1,7 @@
 """Scale: judgekit's cost per call stays flat as the study grows, and close to a bare SDK loop.
 
-Run from the repository root: ``python3 -m benchmarks.bench_scale`` (``--sizes 1000,10000`` for
-fewer).
+Run from the repository root: ``python3 -m benchmarks.bench_scale`` (``--sizes 1000,10000``, or
+``BENCH_SCALE_SIZES=1000,10000`` for ``judgekit bench scale``, runs fewer).
 
 One item per request, an endpoint with no latency and no rate limit, items with realistic text
 sizes (a question, a 1-2 KB answer and its reasoning) judged with ``riddle_accuracy`` (whose
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import resource
@@ -79,15 +80,30 @@ def _windows(finished: Sequence[float], started: float) -> list[float]:
     return rates
 
 
-def _run_judgekit(items: list[Item], base_url: str, folder: Path) -> list[float]:
-    from judgekit.engine import OpenAIJudge, judge
+def _cpu_windows(cpu: Sequence[float]) -> list[float]:
+    """Client CPU ms per request in each window after the first (other load does not move it).
 
-    finished: list[float] = []
+    ``cpu`` holds the process's CPU time at every :data:`WINDOW`-th finished request.
+    """
+    return [1000 * (b - a) / WINDOW for a, b in itertools.pairwise(cpu)]
+
+
+def _finished(finished: list[float], cpu: list[float]) -> None:
+    """Note a finished request (and the CPU time at every WINDOW-th: it is a system call)."""
+    finished.append(time.perf_counter())
+    if len(finished) % WINDOW == 0:
+        cpu.append(time.process_time())
+
+
+def _run_judgekit(
+    items: list[Item], base_url: str, folder: Path, finished: list[float], cpu: list[float]
+) -> None:
+    from judgekit.engine import OpenAIJudge, judge
 
     class Timed(OpenAIJudge):
         async def complete(self, request: ChatRequest) -> ChatReply:
             reply = await super().complete(request)
-            finished.append(time.perf_counter())
+            _finished(finished, cpu)
             return reply
 
     client = Timed(
@@ -104,14 +120,12 @@ def _run_judgekit(items: list[Item], base_url: str, folder: Path) -> list[float]
     )
     if len(table) != len(items) or (table["status"] == "error").any():
         raise SystemExit(f"judgekit: {len(table)} rows, {(table['status'] == 'error').sum()} error")
-    return finished
 
 
-def _run_loop(items: list[Item], base_url: str) -> list[float]:
+def _run_loop(items: list[Item], base_url: str, finished: list[float], cpu: list[float]) -> None:
     import openai
 
     rubric = load_rubric(RUBRIC)
-    finished: list[float] = []
 
     async def main() -> None:
         client = openai.AsyncOpenAI(api_key="not-needed", base_url=base_url, max_retries=0)
@@ -126,24 +140,29 @@ def _run_loop(items: list[Item], base_url: str) -> list[float]:
                     temperature=0.0,
                     seed=0,
                 )
-                finished.append(time.perf_counter())
+                _finished(finished, cpu)
 
         await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
         await client.close()
 
     asyncio.run(main())
-    return finished
 
 
 def measure_one(contender: str, count: int, base_url: str) -> dict[str, Any]:
     """One client judging ``count`` items (run in its own process; see :func:`main`)."""
+    import openai  # noqa: F401  (imported before the clock starts, for both contenders)
+
+    import judgekit.engine  # noqa: F401
+
     items = scale_items(count)
+    finished: list[float] = []
+    cpu_stamps: list[float] = []
     cpu0, started = time.process_time(), time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         if contender == "judgekit":
-            finished = _run_judgekit(items, base_url, Path(folder))
+            _run_judgekit(items, base_url, Path(folder), finished, cpu_stamps)
         else:
-            finished = _run_loop(items, base_url)
+            _run_loop(items, base_url, finished, cpu_stamps)
         seconds = time.perf_counter() - started
         cpu = time.process_time() - cpu0
     first_reply = min(finished) - started if finished else 0.0
@@ -154,6 +173,7 @@ def measure_one(contender: str, count: int, base_url: str) -> dict[str, Any]:
         "items_per_s": count / seconds,
         "first_reply_s": first_reply,
         "windows": _windows(finished, started + first_reply),
+        "cpu_windows": _cpu_windows(cpu_stamps),
         "cpu_ms_per_request": 1000 * cpu / count,
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -195,10 +215,18 @@ def _flatness(windows: Sequence[float]) -> float | None:
     return max(0.0, max(1 - rate / windows[0] for rate in windows[1:]))
 
 
+def _growth(windows: Sequence[float]) -> str:
+    """The costliest window's CPU per request relative to the first window's."""
+    if len(windows) < 2:
+        return "-"
+    return f"{100 * (max(windows[1:]) / windows[0] - 1):+.1f} %"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--metrics", type=Path, default=None)
-    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
+    sizes = os.environ.get("BENCH_SCALE_SIZES") or ",".join(str(s) for s in SIZES)
+    parser.add_argument("--sizes", default=sizes)
     parser.add_argument("--one", choices=CONTENDERS, default=None)
     parser.add_argument("--items", type=int, default=0)
     parser.add_argument("--base-url", default="")
@@ -229,6 +257,7 @@ def main() -> None:
         "first reply s",
         "slowest window vs first",
         "client CPU ms/request",
+        "CPU/request, costliest window vs first",
         "peak MB",
         "endpoint CPU / wall",
     ]
@@ -244,6 +273,7 @@ def main() -> None:
                 f"{r['first_reply_s']:.1f}",
                 "-" if flat is None else f"-{100 * flat:.1f} %",
                 f"{r['cpu_ms_per_request']:.2f}",
+                _growth(r["cpu_windows"]),
                 f"{r['peak_mb']:.0f}",
                 f"{r['endpoint_cpu_share']:.2f}",
             ]
@@ -261,6 +291,7 @@ def main() -> None:
         metrics[f"cpu_ms_{count}"] = ours["cpu_ms_per_request"]
         metrics[f"endpoint_share_{count}"] = ours["endpoint_cpu_share"]
         metrics[f"first_reply_s_{count}"] = ours["first_reply_s"]
+        metrics[f"cpu_windows_{count}"] = ours["cpu_windows"]
     bound = [c for c in sizes if metrics[f"endpoint_share_{c}"] >= 0.85]
     if bound:
         print(

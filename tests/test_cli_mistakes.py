@@ -70,6 +70,25 @@ CASES: list[tuple[str, list[str], dict[str, str], str]] = [
     ("report of a missing folder", ["report", "nowhere"], {}, "no such study folder"),
     ("report of an empty folder", ["report", "."], {}, "no judgments.parquet or judgments.csv"),
     ("unknown rubric to show", ["rubrics", "show", "nope"], {}, "unknown rubric 'nope'"),
+    ("judge without a model", ["--output", "o.csv", "--judge", "openai"], {},
+     "--judge 'openai': write [NAME=]PROVIDER:MODEL[@BASE_URL]"),
+    ("judge of an unknown provider", ["--output", "o.csv", "--judge", "nope:m"], {},
+     "--judge 'nope:m': unknown provider 'nope'"),
+    ("judge and model both", ["--output", "o.csv", "--judge", "vllm:m", "--model", "m"], {},
+     "--judge/--panel name every judge: drop --model"),
+    ("two judges, one label", ["--output", "o.csv", "--judge", "vllm:m@http://127.0.0.1:{port}/v1",
+     "--judge", "vllm:m@http://127.0.0.1:{port}/v2"], {}, "two judges are labelled 'vllm:m'"),
+    ("a panel judge without its key", ["--output", "o.csv", "--judge", "openai:gpt-4.1",
+     "--judge", "vllm:m"], {}, "judge openai:gpt-4.1: no API key for provider 'openai'"),
+    ("a key in the panel file", ["--output", "o.csv", "--panel", "keyed.yaml"], {},
+     "--panel keyed.yaml, judge 1: never write a key here; name its variable with api_key_env"),
+    ("study in a folder of the user's files", ["--study", "."], {},
+     "--study . holds files judgekit did not write (bom.csv, broken.sqlite"),
+    ("label map malformed", ["judge", "offscale.csv", "--rubric", "factual_accuracy", "--output",
+     "o.csv", "--labels-column", "human", "--label-map", "7"], {},
+     "--label-map '7': write OLD=NEW pairs such as 1=0,4=5"),
+    ("no labels, yet a label column", ["--output", "o.csv", "--no-labels", "--labels-column",
+     "human"], {}, "--no-labels leaves the labels out: drop --labels-column/--label-map"),
 ]  # fmt: skip
 BASE = ["judge", "items.csv", "--rubric", "factual_accuracy"]
 
@@ -86,6 +105,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "items.csv").write_text(ITEMS, encoding="utf-8")
     (root / "offscale.csv").write_text("ID,Question,human,Answer\n1,q,4,a\n2,q,7,a\n")
     (root / "broken.sqlite").write_bytes(b"this is not a database" * 100)
+    (root / "keyed.yaml").write_text("judges:\n  - judge: openai:gpt-4.1\n    api_key: sk-oops\n")
     (root / "bom.csv").write_bytes(b"\xef\xbb\xbfID,Question,Answer\r\n1,q,\xe9\xe8\r\n")
     (root / "picture.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
     write_workbooks(root)

@@ -5,6 +5,7 @@ The items file is made here, by hand, as a user would: it is not shipped with th
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -81,7 +82,7 @@ def environment(base_url: str) -> dict[str, str]:
 @pytest.mark.notebooks
 def test_readme_walkthrough_runs_as_written(study_dir: Path) -> None:
     commands = walkthrough_commands()
-    assert [c[1] for c in commands] == ["rubrics", "judge", "judge", "report"]
+    assert [c[1] for c in commands] == ["rubrics", "judge", "judge", "judge", "report"]
     references = {row[0]: row[3] for row in ROWS}
     with run_simulator(SimulatorConfig()) as sim:
         env = environment(sim.base_url)
@@ -93,20 +94,34 @@ def test_readme_walkthrough_runs_as_written(study_dir: Path) -> None:
             if "--dry-run" in command:
                 assert len(list(sim.requests)) == before, "a dry run called the judge"
                 assert "<Ref_Answer>Canberra</Ref_Answer>" in result.stdout
+            if "--judge" in command:  # the second judge: only its own requests are sent
+                added = list(sim.requests)[before:]
+                assert len(added) == len(ROWS), result.stderr
+                assert {r.body["model"] for r in added} == {"gpt-4.1-mini"}
         requests = list(sim.requests)
-    assert len(requests) == len(ROWS) * 2 * 2  # two runs of two variants, one item per request
+    # two runs of two variants by the first judge, then one by the second; one item per request
+    assert len(requests) == len(ROWS) * 2 * 2 + len(ROWS)
     for request in requests:
         user = request.body["messages"][-1]["content"]
         (item_id,) = re.findall(r'<item id="([^"]+)">', user)
         assert f"<Ref_Answer>{references[item_id]}</Ref_Answer>" in user
     study = study_dir / "my_study"
     executed = sorted(p.name for p in (study / "report").glob("*.ipynb"))
+    panel = sorted(p.name for p in config.NOTEBOOKS_DIR.glob("09_*.ipynb"))  # two judges: 09 too
     assert executed == [
         "02_human_agreement.ipynb",
         "03_run_consistency.ipynb",
         "04_paraphrase_sensitivity.ipynb",
         "05_distributions_and_bias.ipynb",
+        *panel,
     ]
+    table = pd.read_parquet(study / "judgments.parquet")
+    assert table.groupby("judge")["item_id"].size().to_dict() == {
+        "mini": len(ROWS),
+        "openai:simulated-judge": len(ROWS) * 2 * 2,
+    }
+    manifest = json.loads((study / "study.json").read_text(encoding="utf-8"))
+    assert [c["judges"] for c in manifest["commands"]] == [["openai:simulated-judge"], ["mini"]]
     assert len(pd.read_parquet(study / "human_labels.parquet")) == len(ROWS)
     assert pd.read_csv(study / "items.csv")["Ref_Answer"].tolist() == [r[3] for r in ROWS]
     assert list((study / "report" / "figures").glob("*.png"))

@@ -20,8 +20,9 @@ import pandas as pd
 from judgekit.data.frames import read_frame
 from judgekit.types import JUDGMENT_COLUMNS, Item, Status
 
-#: Columns that identify one final verdict.
+#: Columns that identify one final verdict (and ``judge``, a panel member's label, when present).
 VERDICT_KEYS: tuple[str, ...] = ("rubric", "variant", "model", "run", "item_id")
+JUDGE = "judge"
 #: Columns of the human labels table.
 LABEL_COLUMNS: tuple[str, ...] = ("item_id", "rubric", "answer_model", "score")
 HUMAN = "human"
@@ -78,11 +79,14 @@ def read_labels(path: str | Path) -> pd.DataFrame:
 def final_verdicts(judgments: pd.DataFrame) -> pd.DataFrame:
     """Keep the last attempt of every (rubric, variant, model, run, item); drop foreign IDs.
 
-    Rows with status ``unknown_id`` name IDs that were never asked about, so they are not
-    verdicts on any item; count them from the full table instead.
+    In a panel study (a ``judge`` column) the judge's label is part of the key too, so two
+    judges asking the same model name (e.g. at two endpoints) stay apart. Rows with status
+    ``unknown_id`` name IDs that were never asked about, so they are not verdicts on any item;
+    count them from the full table instead.
     """
     asked = judgments[judgments["status"] != Status.UNKNOWN_ID.value]
-    last = asked.groupby(list(VERDICT_KEYS), sort=False)["attempt"].transform("max")
+    keys = [*VERDICT_KEYS, JUDGE] if JUDGE in asked.columns else list(VERDICT_KEYS)
+    last = asked.groupby(keys, sort=False)["attempt"].transform("max")
     return asked[asked["attempt"] == last].reset_index(drop=True)
 
 

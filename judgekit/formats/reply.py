@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -90,18 +91,16 @@ class Echoes:
         if request is None:
             return cls()
         item_texts = request.shown
-        example: list[str] = []
+        example: tuple[str, ...] = ()
         instructions = ""
         for message in request.messages:
             if message.get("role") == "system":
-                content = str(message.get("content") or "")
-                example = _example_lines(content.split("\n"))
-                instructions = " ".join(content.split())
+                example, instructions = _read_instructions(str(message.get("content") or ""))
                 break
         lines = {normalise_line(line) for text in item_texts for line in text.split("\n")}
         lines.discard("")
         joined = " ".join(" ".join(text.split()) for text in item_texts)
-        return cls(frozenset(lines), joined, tuple(example), instructions)
+        return cls(frozenset(lines), joined, example, instructions)
 
     def has_line(self, line: str) -> bool:
         """Whether a reply line is a copy of a line of some item's text."""
@@ -123,6 +122,12 @@ class Echoes:
             if tuple(normalised[start : start + size]) == self.example:
                 found.update(range(start, start + size))
         return found
+
+
+@functools.lru_cache(maxsize=64)
+def _read_instructions(content: str) -> tuple[tuple[str, ...], str]:
+    """The format example and the collapsed text of a system message (the same every request)."""
+    return tuple(_example_lines(content.split("\n"))), " ".join(content.split())
 
 
 def _example_lines(lines: Iterable[str]) -> list[str]:

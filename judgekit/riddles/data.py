@@ -36,6 +36,16 @@ RIDDLE_LABEL_SCALES: Mapping[str, tuple[int, ...]] = {
     "Human_Grammar": (0, 1, 2, 3, 4, 5),
 }
 
+#: The v1 pilot's labels put on the study's own rubric scales (``--label-map riddles-v1``).
+#: v1 scored accuracy 0/1/3/5 (v1 README); the v2 study's scale is 0/3/5 (its "Scoring
+#: Rules.txt") and its score table records every answer that is not at least partly right as 0:
+#: its 206 zeros are the write-up's 194 hallucinations plus 12 "I don't know" answers
+#: (Hungarian_Riddle_Benchmark_v2.md, sections 2.3 and 4.2.1). The v1 1s are such answers: 17
+#: "Nem tudom" ("I don't know") and 75 answers other than the reference, so 1 -> 0. The one 4
+#: (Q041-A, the right bus with an added stop) has no level on either scale and no source says
+#: where it goes: it is left unlabelled (``None``). Reasoning and grammar are on scale already.
+V1_LABEL_MAPS: Mapping[str, Mapping[int, int | None]] = {"Human_Accuracy": {1: 0, 4: None}}
+
 #: Rater suffixes of the v2 score columns and the rater each one names.
 V2_RATERS: Mapping[str, str] = {
     "Hum": "Human",

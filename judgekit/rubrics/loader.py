@@ -105,8 +105,12 @@ def _scale_from_config(config: Mapping[str, Any], path: Path) -> Scale:
         raise ValueError(f"{path}: bad 'scale' entry ({error})") from error
 
 
-def _looks_like_path(spec: str | Path) -> bool:
-    return isinstance(spec, Path) or not _NAME_PATTERN.fullmatch(spec) or Path(spec).exists()
+def _packaged_folder(spec: str | Path) -> Path | None:
+    """The packaged rubric ``spec`` names (a name wins over a same-named local folder)."""
+    if isinstance(spec, Path) or not _NAME_PATTERN.fullmatch(spec):
+        return None
+    folder = RUBRICS_DIR / spec
+    return folder if (folder / "config.yaml").is_file() else None
 
 
 def load_rubric(spec: str | Path, **params: Any) -> JinjaRubric:
@@ -122,16 +126,15 @@ def load_rubric(spec: str | Path, **params: Any) -> JinjaRubric:
     Raises:
         ValueError: On an unknown rubric or parameter, or malformed settings (one line).
     """
-    if not _looks_like_path(spec):
-        name = str(spec)
-        folder = RUBRICS_DIR / name
-        if not (folder / "config.yaml").is_file():
-            raise ValueError(
-                f"unknown rubric {name!r}; available: {', '.join(list_rubrics())}, "
-                "or a rubric folder or prompt file"
-            )
-        return _folder_rubric(folder, params, packaged=True)
+    packaged = _packaged_folder(spec)
+    if packaged is not None:
+        return _folder_rubric(packaged, params, packaged=True)
     path = Path(spec)
+    if isinstance(spec, str) and _NAME_PATTERN.fullmatch(spec) and not path.exists():
+        raise ValueError(
+            f"unknown rubric {spec!r}; available: {', '.join(list_rubrics())}, "
+            "or a rubric folder or prompt file"
+        )
     if path.is_dir():
         config_path = path / "config.yaml"
         if not config_path.is_file():

@@ -65,6 +65,9 @@ class SimulatorConfig:
         batch_delay_s: Seconds after creation at which a Batch API job counts as completed.
         batch_polls_to_complete: If set, a batch completes at this many retrieve calls instead.
         port: TCP port on 127.0.0.1 (0 = any free port).
+        api_key: When set, every request must carry ``Authorization: Bearer <api_key>``; any
+            other (or none) is answered 401 and counted as ``rejected_keys`` (never recorded),
+            so a test can check at the server which key each endpoint received.
     """
 
     seed: int = 0
@@ -89,6 +92,7 @@ class SimulatorConfig:
     batch_delay_s: float = 0.5
     batch_polls_to_complete: int | None = None
     port: int = 0
+    api_key: str | None = None
 
     def __post_init__(self) -> None:
         rates = {

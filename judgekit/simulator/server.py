@@ -33,6 +33,7 @@ class _Server(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
+        self.rejected_keys = 0  # requests refused for a wrong or absent key (config.api_key)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         with self.connections_lock:
@@ -107,8 +108,26 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
+    def _key_refused(self) -> bool:
+        """Answer 401 when the simulator expects a key and this request carries another."""
+        expected = self.server.simulator.config.api_key
+        if expected is None or self.headers.get("Authorization", "") == f"Bearer {expected}":
+            return False
+        self._body()  # read the request through, so the connection stays usable
+        with self.server.connections_lock:
+            self.server.rejected_keys += 1
+        self._send_json(
+            401,
+            error_payload(
+                "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"
+            ),
+        )
+        return True
+
     def do_GET(self) -> None:
         """Models, files, file contents and batches."""
+        if self._key_refused():
+            return
         route, store = self._route(), self.server.batches
         model = self.server.simulator.config.model
         model_card = {
@@ -137,6 +156,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         """Chat completions, file upload, batch creation and cancellation."""
+        if self._key_refused():
+            return
         route, raw = self._route(), self._body()
         if route == "/chat/completions":
             self._chat(raw)
@@ -234,6 +255,11 @@ class SimulatorHandle:
     def requests(self) -> RequestLog:
         """Thread-safe log of every chat request received (online and Batch API lines)."""
         return self._server.simulator.log
+
+    @property
+    def rejected_keys(self) -> int:
+        """Requests answered 401 because they did not carry ``config.api_key``."""
+        return self._server.rejected_keys
 
     def stats(self) -> dict[str, Any]:
         """Counts: ``requests``, ``by_outcome``, ``by_source``, ``by_malformation``, tokens."""

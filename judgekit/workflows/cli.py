@@ -8,8 +8,10 @@ ends with one line and exit code 1. There are no tracebacks for either.
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -31,6 +33,8 @@ app.add_typer(rubrics_app, name="rubrics")
 
 #: Exit codes: a mistake to fix before anything ran, and a run that did not do its job.
 USAGE_EXIT, FAILED_EXIT = 2, 1
+#: The arguments of the command being run (set by :func:`main`).
+_ARGV: list[str] = []
 
 
 def _version(value: bool) -> None:
@@ -71,6 +75,19 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     provider: Annotated[
         str | None, typer.Option(help="Provider preset: openai, azure, vllm, ollama, ...")
     ] = None,
+    judge_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge", help="A judge of a panel: [NAME=]PROVIDER:MODEL[@BASE_URL] (repeatable)."
+        ),
+    ] = None,
+    panel: Annotated[
+        Path | None, typer.Option(help="Panel file: judges with labels, limits, prices.")
+    ] = None,
+    label_map: Annotated[
+        str | None, typer.Option(help="Put labels on the scale: 1=0,4=5 (4=: unlabelled).")
+    ] = None,
+    no_labels: Annotated[bool, typer.Option(help="Leave the human labels out.")] = False,
     runs: Annotated[int, typer.Option(help="Repeats of every request.")] = 1,
     variant: Annotated[
         list[str] | None, typer.Option(help="Prompt variant (repeatable; default base).")
@@ -166,7 +183,20 @@ def judge(  # long only because typer reads one parameter per flag from the sign
         write_requests=write_requests,
         column_map=tuple(column_map or ()), format_reminder=format_reminder,
     )  # fmt: skip
+    command = replace(
+        command,
+        judges=tuple(judge_ or ()),
+        panel=panel,
+        label_map=label_map,
+        no_labels=no_labels,
+        command_line=_invoked(),
+    )
     execute(command)
+
+
+def _invoked() -> str:
+    """The command line being run, as ``study.json`` records it (keys never appear on it)."""
+    return shlex.join(["judgekit", *_ARGV])
 
 
 @app.command()
@@ -448,6 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgekit.local import LocalJudgeUnavailable, LocalServerError
     from judgekit.workflows.errors import RunFailed
 
+    _ARGV[:] = sys.argv[1:] if argv is None else argv
     try:
         code = app(args=argv, standalone_mode=False)
     except typer.TyperException as error:  # bad option value, unknown option, missing argument

@@ -13,63 +13,57 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pandas as pd
 
-from judgekit import __version__
 from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv, write_table
-from judgekit.data.atomic import atomic_write_text
-from judgekit.data.tidy import final_verdicts
-from judgekit.engine import JudgeOptions, ResponseStore, judge, preview
+from judgekit.data.tidy import LABEL_COLUMNS
+from judgekit.engine import JudgeOptions, ResponseStore, preview
 from judgekit.engine.batch_files import BatchState
 from judgekit.engine.interrupts import interrupt_explained
 from judgekit.engine.storelock import lock_path
 from judgekit.rubrics import PromptRubric
-from judgekit.types import Item, JudgeClient, Rubric, Status, UsageError
+from judgekit.types import Item, Rubric, UsageError
+from judgekit.workflows.accumulate import (
+    CommandRecord,
+    check_rewritable,
+    merged_items,
+    read_manifest,
+    write_study,
+)
 from judgekit.workflows.batch import (
     at_batch_rates,
     batch_client,
     check_batch_command,
     run_batch_api,
 )
-from judgekit.workflows.clients import (
-    EndpointOptions,
-    check_endpoint,
-    default_judge_client,
-    planning_client,
-    probe_endpoint,
-)
+from judgekit.workflows.clients import EndpointOptions
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.label_map import choose_labels
 from judgekit.workflows.own_prompt import check_placeholders, load_any_rubric, prompt_notice
+from judgekit.workflows.panel import (
+    JUDGE_COLUMN,
+    JudgeOutcome,
+    JudgeSpec,
+    check_panel,
+    command_judges,
+    judge_panel,
+    label_slug,
+    panel_clients,
+    planning_judge,
+    probe_panel,
+)
+from judgekit.workflows.panel_summary import summarise_judge
 from judgekit.workflows.replay import judging_record
 from judgekit.workflows.requests_file import write_requests
-from judgekit.workflows.study import (
-    StudyFolder,
-    check_label_column,
-    check_labels,
-    human_labels,
-    study_items,
-    with_context,
-)
+from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
 
 #: The side files SQLite keeps beside a store in WAL mode.
 WAL_FILES = ("-wal", "-shm")
-
-#: Statuses that leave an item without a score because the reply could not be used.
-UNSCORED_STATUSES = frozenset(
-    {
-        Status.MISSING.value,
-        Status.DUPLICATE.value,
-        Status.OUT_OF_RANGE.value,
-        Status.UNPARSEABLE.value,
-        Status.INCONSISTENT.value,
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -90,13 +84,19 @@ class JudgeCommand:
         max_unscored: Final verdicts that may end unscored by an unusable reply (parse
             failures) before the run counts as failed; ``error`` rows always fail it.
         dry_run: Print the first request, the request count and the estimate; call nothing.
-        endpoint: Which judge and how to reach it.
+        endpoint: Which judge and how to reach it (with ``judges``/``panel``: the limits
+            every judge has unless it gives its own).
         judging: How to judge (passed to the engine as is).
         batch_api: Judge through the provider's Batch API (:mod:`judgekit.workflows.batch`).
         write_requests: Write the unanswered requests to this batch-input JSONL file instead
             of sending them (:mod:`judgekit.workflows.requests_file`).
         column_map: ``placeholder=Column`` pairs for a prompt file's placeholders.
         format_reminder: Override the rubric's ``format_reminder`` (``None``: keep it).
+        judges: ``[NAME=]PROVIDER:MODEL[@BASE_URL]`` of each judge (``--judge``).
+        panel: A panel file of judges (``--panel``, see :mod:`judgekit.workflows.panel`).
+        label_map: Labels off the rubric's scale put on it (``--label-map``).
+        no_labels: Leave the human labels out (``--no-labels``).
+        command_line: The command as typed, recorded in ``study.json``.
     """
 
     items: Path
@@ -117,11 +117,16 @@ class JudgeCommand:
     write_requests: Path | None = None
     column_map: tuple[str, ...] = ()
     format_reminder: bool | None = None
+    judges: tuple[str, ...] = ()
+    panel: Path | None = None
+    label_map: str | None = None
+    no_labels: bool = False
+    command_line: str = ""
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """A checked command: the rubric, the items, where everything goes."""
+    """A checked command: the rubric, the items, the judges, where everything goes."""
 
     command: JudgeCommand
     rubric: Rubric
@@ -132,6 +137,9 @@ class Prepared:
     output: Path
     store: Path
     temporary_store: bool
+    judges: tuple[JudgeSpec, ...]
+    label_note: str = ""
+    manifest: Mapping[str, Any] | None = None
 
 
 def _writable_folder(path: Path, what: str) -> None:
@@ -185,6 +193,10 @@ def prepare(command: JudgeCommand) -> Prepared:
         UsageError: One line naming the option or file and what to do.
     """
     output, store, temporary = output_paths(command)
+    manifest = None
+    if command.study is not None:  # never a folder of someone else's files
+        manifest = read_manifest(command.study)
+        check_rewritable(command.study, manifest)
     if command.sep is not None and len(command.sep) != 1:
         raise UsageError(f"--sep {command.sep!r}: give one character, e.g. ';' or ','")
     if command.limit is not None and command.limit < 1:
@@ -199,17 +211,24 @@ def prepare(command: JudgeCommand) -> Prepared:
     )
     if isinstance(rubric, PromptRubric):
         check_placeholders(rubric, [str(c) for c in table.frame.columns], command.items)
-    label_column = command.labels_column
-    if label_column is not None:
-        check_label_column(table, label_column)
-    elif rubric.label_column in table.frame.columns:
-        label_column = rubric.label_column
-    if label_column is not None:
-        check_labels(table, label_column, rubric)
-    items, unused = study_items(table, rubric, label_column=label_column)
+    labelled, label_column, label_note = choose_labels(
+        table, rubric, command.labels_column, command.label_map, no_labels=command.no_labels
+    )
+    items, unused = study_items(labelled, rubric, label_column=label_column)
     items = items[: command.limit] if command.limit else items
-    check_endpoint(command.endpoint)
-    return Prepared(command, rubric, table, items, unused, label_column, output, store, temporary)
+    if command.study is not None:
+        merged_items(command.study, table.frame)  # an item the study holds must not change
+    judges = command_judges(command.judges, command.panel, command.endpoint)
+    if len(judges) > 1 and (command.batch_api or command.write_requests is not None):
+        raise UsageError(
+            "--batch-api and --write-requests take one judge: run them once per judge "
+            "(--judge NAME=PROVIDER:MODEL) into the same --study"
+        )
+    check_panel(judges)
+    return Prepared(
+        command, rubric, table, items, unused, label_column, output, store, temporary,
+        judges, label_note, manifest,
+    )  # fmt: skip
 
 
 def describe_inputs(prepared: Prepared, err: TextIO) -> None:
@@ -219,49 +238,78 @@ def describe_inputs(prepared: Prepared, err: TextIO) -> None:
     print(f"{len(items)} items; sent to the judge: {', '.join(sent)}", file=err)
     if prepared.unused_columns:
         print(f"not sent to the judge: {', '.join(prepared.unused_columns)}", file=err)
-    if prepared.label_column is None:
+    print(prepared.label_note, file=err)
+    again = already_judged(prepared)
+    if again:
         print(
-            f"no human labels: no column '{rubric.label_column}'; name yours with --labels-column",
+            "already in the study, judged again (what the store holds is replayed, not paid): "
+            + ", ".join(again),
             file=err,
         )
-    else:
-        print(f"human labels: column '{prepared.label_column}'", file=err)
+
+
+def already_judged(prepared: Prepared) -> list[str]:
+    """The combinations of this command the study already holds, as rubric/variant/judge/run."""
+    judged = {
+        (entry["rubric"], combination["variant"], entry["judge"], str(combination["run"]))
+        for entry in (prepared.manifest or {}).get("judged", [])
+        for combination in entry.get("combinations", ())
+    }
+    judging = prepared.command.judging
+    return [
+        f"{prepared.rubric.name}/{variant}/{spec.label}/run{run}"
+        for spec in prepared.judges
+        for variant in judging.variants
+        for run in range(1, judging.runs + 1)
+        if (prepared.rubric.name, variant, spec.label, str(run)) in judged
+    ]
 
 
 def dry_run(prepared: Prepared, out: TextIO) -> None:
-    """Print the first request exactly as it would be sent, the request count and estimate."""
-    client = planning_client(prepared.command.endpoint)
-    options = _options(prepared)
-    request, estimate = preview(prepared.items, prepared.rubric, client, options)
-    print(prompt_notice(prepared.rubric, client, options), file=out)
-    if prepared.command.batch_api:
-        estimate = at_batch_rates(estimate, batch_client(client))
-    print(f"judge: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
-    if request is not None:
-        for message in request.messages:
-            print(f"--- {message['role']} ---\n{message['content']}", file=out)
-        print(f"--- options ---\n{json.dumps(request.options, indent=1)}", file=out)
-    print(estimate.describe(), file=out)
+    """Print the first request as it would be sent, then each judge's options and estimate."""
+    shown = False
+    for spec in prepared.judges:
+        client = planning_judge(spec)
+        options = _options(prepared, spec)
+        request, estimate = preview(prepared.items, prepared.rubric, client, options)
+        if not shown:
+            print(prompt_notice(prepared.rubric, client, options), file=out)
+        if prepared.command.batch_api:
+            estimate = at_batch_rates(estimate, batch_client(client))
+        print(f"judge {spec.label}: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
+        if request is not None and not shown:  # the prompt is the same for every judge
+            for message in request.messages:
+                print(f"--- {message['role']} ---\n{message['content']}", file=out)
+            shown = True
+        if request is not None:
+            print(f"--- options ---\n{json.dumps(request.options, indent=1)}", file=out)
+        print(estimate.describe(), file=out)
     print("dry run: nothing was sent.", file=out)
 
 
-def _options(prepared: Prepared) -> JudgeOptions:
-    return prepared.command.judging.updated(store=prepared.store)
+def _options(prepared: Prepared, spec: JudgeSpec | None = None) -> JudgeOptions:
+    prices = spec.prices if spec is not None and spec.prices else prepared.command.judging.prices
+    return prepared.command.judging.updated(store=prepared.store, prices=prices)
 
 
 def check_options(prepared: Prepared) -> None:
-    """Check the judging options against the rubric and the endpoint, without a call.
+    """Check the judging options against the rubric and every judge, without a call.
 
     Raises:
         UsageError: For inconsistent options, or a store file that cannot be opened.
     """
-    client = planning_client(prepared.command.endpoint)
-    try:
-        preview(prepared.items, prepared.rubric, client, _options(prepared))
-    except sqlite3.DatabaseError as error:
-        raise UsageError(
-            f"--store {prepared.store}: cannot open it ({error}); move it away or pass another"
-        ) from None
+    for spec in prepared.judges:
+        client = planning_judge(spec)
+        try:
+            preview(prepared.items, prepared.rubric, client, _options(prepared, spec))
+        except sqlite3.DatabaseError as error:
+            raise UsageError(
+                f"--store {prepared.store}: cannot open it ({error}); move it away or pass another"
+            ) from None
+        except UsageError as error:
+            if len(prepared.judges) == 1:
+                raise
+            raise UsageError(f"judge {spec.label}: {error}") from None
 
 
 def _replies_in(store: Path) -> int:
@@ -287,24 +335,46 @@ def _holds_nothing(store: Path) -> bool:
     return _replies_in(store) == 0 and not BatchState(store).unrecorded()
 
 
-def run(
-    prepared: Prepared, client: JudgeClient, judge_with: Callable[..., pd.DataFrame] = judge
-) -> pd.DataFrame:
-    """Judge the prepared items on ``client`` and write every output; return the judgments.
+def _judge_each(
+    prepared: Prepared,
+    clients: Mapping[str, Any],
+    judge_with: Callable[..., pd.DataFrame] | None,
+) -> dict[str, JudgeOutcome]:
+    """Every judge at once (:func:`judge_panel`), or the one judge through ``judge_with``."""
+    if judge_with is None:
+        prices = {spec.label: _options(prepared, spec).prices for spec in prepared.judges}
+        return judge_panel(prepared.items, prepared.rubric, clients, _options(prepared), prices)
+    ((label, client),) = clients.items()  # the Batch API takes one judge (see prepare)
+    table = judge_with(prepared.items, prepared.rubric, client, _options(prepared))
+    table[JUDGE_COLUMN] = label
+    return {label: JudgeOutcome(label, table)}
 
-    ``judge_with`` takes ``judge()``'s arguments (the Batch API run passes its own). A
-    temporary store is removed once the outputs are written, or when the run fails before
-    any reply was stored or batch submitted; a failed run that paid for replies (or left
-    batches running) keeps it, so a rerun replays (or resumes) them.
+
+def run(
+    prepared: Prepared,
+    clients: Mapping[str, Any],
+    judge_with: Callable[..., pd.DataFrame] | None = None,
+) -> dict[str, JudgeOutcome]:
+    """Judge the prepared items with every judge at once and write the outputs.
+
+    ``judge_with`` takes ``judge()``'s arguments (the Batch API run of one judge passes its
+    own). A temporary store is removed once the outputs are written, or when the run fails
+    before any reply was stored or batch submitted; a failed run that paid for replies (or
+    left batches running) keeps it, so a rerun replays (or resumes) them.
 
     Raises:
         RunFailed: When an output cannot be written (a full disk): the replies stay stored.
     """
     try:
-        judgments = judge_with(prepared.items, prepared.rubric, client, _options(prepared))
-        judgments = with_context(judgments, prepared.items)
+        outcomes = _judge_each(prepared, clients, judge_with)
+        tables = [
+            with_context(outcome.judgments, prepared.items)
+            for outcome in outcomes.values()
+            if outcome.judgments is not None
+        ]
         try:
-            write_outputs(prepared, judgments, client)
+            if tables:
+                write_outputs(prepared, pd.concat(tables, ignore_index=True), outcomes, clients)
         except OSError as error:  # a full disk, a folder gone; the atomic writer left no part
             where = error.filename or prepared.output
             raise RunFailed(
@@ -318,50 +388,64 @@ def run(
         raise
     if prepared.temporary_store:  # the outputs hold everything now; leave no trace beside them
         _remove_store(prepared.store)
-    return judgments
+    return outcomes
 
 
-def write_outputs(prepared: Prepared, judgments: pd.DataFrame, client: JudgeClient) -> None:
-    """Write the judgments, and with ``--study`` the labels, score files and manifest."""
+def write_outputs(
+    prepared: Prepared,
+    judgments: pd.DataFrame,
+    outcomes: Mapping[str, JudgeOutcome],
+    clients: Mapping[str, Any],
+) -> None:
+    """Write the judgments, and with ``--study`` add them to the study (never replacing it)."""
     command = prepared.command
-    write_table(judgments, prepared.output)
+    if command.study is None or command.output is not None:
+        write_table(judgments, prepared.output)
     if command.id_score_csv is not None:
+        several = len(prepared.judges) > 1
         for (variant, repeat), path in _id_score_paths(command.id_score_csv, command).items():
-            write_id_score_csv(judgments, path, run=repeat, variant=variant)
+            for label in judgments["judge"].unique():
+                target = path.with_stem(f"{path.stem}.{label_slug(label)}") if several else path
+                rows = judgments[judgments["judge"] == label]
+                write_id_score_csv(rows, target, run=repeat, variant=variant)
     if command.study is None:
         return
-    folder = StudyFolder(command.study)
-    if not (folder.items.exists() and folder.items.samefile(command.items)):
-        write_table(prepared.table.frame, folder.items)  # the study travels with its items
-    if prepared.output != folder.judgments:
-        write_table(judgments, folder.judgments)
-    write_table(judgments, folder.judgments_csv)
-    labels = human_labels(prepared.items, prepared.rubric, prepared.label_column)
-    write_table(labels, folder.human_labels)
-    keys = judgments[["rubric", "variant", "run"]].drop_duplicates()
-    for name, variant, repeat in keys.itertuples(index=False):
-        write_id_score_csv(
-            judgments,
-            folder.scores / f"{name}-{variant}-run{repeat}.csv",
-            rubric=str(name),
-            variant=str(variant),
-            run=int(repeat),
-        )
-    manifest = {
-        "judgekit": __version__,
-        "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "items_file": str(command.items.resolve()),
+    labels = pd.DataFrame(columns=list(LABEL_COLUMNS))
+    if prepared.label_column is not None:
+        labels = human_labels(prepared.items, prepared.rubric, prepared.label_column)
+    judging = command.judging
+    details = {
         "rubric": prepared.rubric.name,
-        "judge_model": str(judgments["model"].iloc[0]) if len(judgments) else "",
-        "variants": list(command.judging.variants),
-        "runs": command.judging.runs,
-        "batch_size": command.judging.batch_size_for(prepared.rubric),
+        "variants": list(judging.variants),
+        "runs": judging.runs,
+        "batch_size": judging.batch_size_for(prepared.rubric),
+        "judges": [spec.label for spec in prepared.judges],
         "label_column": prepared.label_column,
+        "label_map": command.label_map,
         "human_labels": len(labels),
         "unused_columns": prepared.unused_columns,
-        "settings": judging_record(command.judging, client),
+        "calls": {
+            label: {
+                k: o.judgments.attrs.get(k, 0) for k in ("api_calls", "replayed", "failed_calls")
+            }
+            for label, o in outcomes.items()
+            if o.judgments is not None
+        },
+        "failed_judges": {label: o.failure for label, o in outcomes.items() if o.failure},
     }
-    atomic_write_text(folder.manifest, json.dumps(manifest, indent=1) + "\n")
+    record = CommandRecord(command.command_line, str(command.items.resolve()), details)
+    judged = {label for label, o in outcomes.items() if o.judgments is not None}
+    settings = {label: judging_record(judging, clients[label]) for label in judged}
+    write_study(
+        command.study,
+        prepared.manifest,
+        items=merged_items(command.study, prepared.table.frame),
+        judgments=judgments,
+        labels=labels,
+        judges=[s.describe(clients.get(s.label)) for s in prepared.judges if s.label in judged],
+        record=record,
+        settings=settings,
+    )
 
 
 def _id_score_paths(base: Path, command: JudgeCommand) -> dict[tuple[str, int], Path]:
@@ -376,32 +460,31 @@ def _id_score_paths(base: Path, command: JudgeCommand) -> dict[tuple[str, int], 
     }
 
 
-def finish(prepared: Prepared, judgments: pd.DataFrame, err: TextIO) -> None:
-    """Print the summary table; fail the run when rows ended ``error`` or too many unscored.
+def finish(prepared: Prepared, outcomes: Mapping[str, JudgeOutcome], err: TextIO) -> None:
+    """Print each judge's summary; fail the run when a judge failed, or rows did.
 
     Raises:
-        RunFailed: One line saying how many rows failed and the first reason.
+        RunFailed: One line saying which judge or how many rows failed, and the first reason.
     """
-    verdicts = final_verdicts(judgments)
-    counts = verdicts["status"].value_counts()
-    attrs = judgments.attrs
-    print("status      rows", file=err)
-    for status, count in counts.items():
-        print(f"{status:<11} {count:>4}", file=err)
-    print(
-        f"calls made {attrs.get('api_calls', 0)}, replayed {attrs.get('replayed', 0)}, "
-        f"failed {attrs.get('failed_calls', 0)}; judgments: {prepared.output}",
-        file=err,
-    )
-    errors = verdicts[verdicts["status"] == Status.ERROR.value]
-    if len(errors):
-        reason = str(errors["reason"].iloc[0]).splitlines()[0][:200]
-        raise RunFailed(f"{len(errors)} of {len(verdicts)} rows ended 'error' (first: {reason})")
-    unscored = int(verdicts["status"].isin(UNSCORED_STATUSES).sum())
-    if unscored > prepared.command.max_unscored:
+    problems = []
+    for spec in prepared.judges:
+        outcome = outcomes[spec.label]
+        problems += summarise_judge(spec, outcome, prepared.command.max_unscored, err)
+    print(f"judgments: {prepared.output}", file=err)
+    failed = [o for o in outcomes.values() if o.failure]
+    if len(outcomes) == 1 and failed and failed[0].error is not None:
+        raise failed[0].error  # one judge: its own error, as without a panel
+    if failed:
+        kept = "; the other judges' judgments are written" if len(failed) < len(outcomes) else ""
         raise RunFailed(
-            f"{unscored} of {len(verdicts)} rows have no score (unusable replies), more than "
-            f"--max-unscored {prepared.command.max_unscored}; see the status column"
+            f"{len(failed)} of {len(outcomes)} judges failed (first: {failed[0].label}: "
+            f"{failed[0].failure[:200]}){kept}"
+        )
+    if problems:
+        raise RunFailed(
+            problems[0]
+            if len(problems) == 1
+            else f"{problems[0]} (and {len(problems) - 1} more judges)"
         )
 
 
@@ -418,19 +501,18 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     if command.batch_api or command.write_requests is not None:
         check_batch_command(
             batch_api=command.batch_api, write_requests=command.write_requests,
-            judging=command.judging, endpoint=command.endpoint, items=command.items,
+            judging=command.judging, endpoint=prepared.judges[0].endpoint, items=command.items,
             temporary_store=prepared.temporary_store,
         )  # fmt: skip
+    first = prepared.judges[0]
     if not command.dry_run:
-        planning = planning_client(command.endpoint)
-        print(prompt_notice(prepared.rubric, planning, _options(prepared)), file=err)
+        print(prompt_notice(prepared.rubric, planning_judge(first), _options(prepared)), file=err)
     describe_inputs(prepared, err)
     if command.dry_run:
         dry_run(prepared, out)
         return
-    endpoint = command.endpoint
     if command.write_requests is not None:
-        client = planning_client(endpoint)
+        client = planning_judge(first)
         path = command.write_requests
         if write_requests(
             prepared.items, prepared.rubric, client, command.judging, prepared.store, path, err
@@ -440,27 +522,19 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
         command = replace(command, judging=command.judging.updated(offline=True))
         prepared = replace(prepared, command=command)
     if command.batch_api:
-        client = batch_client(planning_client(endpoint))
-        probe_endpoint(endpoint)
-
+        client = batch_client(planning_judge(first))
+        probe_panel(prepared.judges)
         in_batches = functools.partial(run_batch_api, store=prepared.store, err=err)
-        finish(prepared, run(prepared, client, in_batches), err)
+        finish(prepared, run(prepared, {first.label: client}, in_batches), err)
         return
     if command.judging.offline:  # replies come from the store: no server, no connection
-        finish(prepared, run(prepared, planning_client(endpoint)), err)
+        clients = {spec.label: planning_judge(spec) for spec in prepared.judges}
+        finish(prepared, run(prepared, clients), err)
         return
-    if endpoint.remote:
-        probe_endpoint(endpoint)
+    probe_panel(prepared.judges)
     with (
-        default_judge_client(
-            endpoint.model,
-            base_url=endpoint.base_url,
-            provider=endpoint.provider,
-            log_dir=command.study,
-            notice_stream=err,
-            **endpoint.client_options(),
-        ) as client,
+        panel_clients(prepared.judges, log_dir=command.study, notice_stream=err) as clients,
         interrupt_explained(prepared.store),
     ):
-        judgments = run(prepared, client)
-    finish(prepared, judgments, err)
+        outcomes = run(prepared, clients)
+    finish(prepared, outcomes, err)

@@ -82,11 +82,14 @@ class EndpointOptions:
         return {name: value for name, value in options.items() if value is not None}
 
 
-def check_endpoint(endpoint: EndpointOptions) -> None:
+def check_endpoint(endpoint: EndpointOptions, *, key_checked: bool = False) -> None:
     """Refuse endpoint settings that cannot work, before any server starts or call is made.
 
     The base URL and the key are resolved as the client resolves them
     (:func:`judgekit.engine.resolve_base_url`, :func:`judgekit.engine.resolve_api_key`).
+
+    ``key_checked``: the caller found the key in a variable of its own (a panel judge's
+    ``api_key_env``), so the preset's variable is not required.
 
     Raises:
         UsageError: One line naming the option or environment variable to fix.
@@ -113,7 +116,8 @@ def check_endpoint(endpoint: EndpointOptions) -> None:
     url = resolve_base_url(preset, endpoint.base_url)
     if not (endpoint.model or os.environ.get(JUDGE_MODEL_ENV)):
         raise UsageError(f"no judge model: pass --model NAME (or set {JUDGE_MODEL_ENV})")
-    resolve_api_key(preset, None, url)
+    if not key_checked:
+        resolve_api_key(preset, None, url)
 
 
 def probe_endpoint(endpoint: EndpointOptions) -> None:

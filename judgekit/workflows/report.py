@@ -47,6 +47,11 @@ def plan_report(study: Study) -> list[ReportStep]:
     first_variant, first_run = variants[0], int(verdicts["run"].min())
     batched = int(study.judgments.groupby("request_hash")["item_id"].nunique().max()) > 1
     rubric = str(verdicts["rubric"].iloc[0])
+    judge_column = "judge" if "judge" in verdicts.columns else "model"
+    judges = int(verdicts[judge_column].nunique())
+    panel_skip = "" if judges >= 2 else f"needs two or more judges (judged {judges}; pass --judge)"
+    if not panel_skip and not study.labels_source:
+        panel_skip = "no human labels in the study (see README, labels)"
     return [
         ReportStep(
             "02_human_agreement",
@@ -78,6 +83,12 @@ def plan_report(study: Study) -> list[ReportStep]:
             {**labelled, "rubric": rubric, "variant": first_variant, "run": first_run,
              "batch_sizes": [], "output_dir": tables + "batch_effects"},
             "" if batched else "every request held one item: no position within a batch",
+        ),
+        ReportStep(
+            "09_judge_panel",
+            {**labelled, "variant": first_variant, "run": first_run,
+             "output_dir": tables + "judge_panel"},
+            panel_skip,
         ),
     ]  # fmt: skip
 

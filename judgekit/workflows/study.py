@@ -2,29 +2,35 @@
 
 A study folder holds::
 
-    study.json            what was judged: items file, rubric, judge, columns sent and unused
+    study.json            the judges, every (rubric, variant, judge, run) judged and the command
+                          that judged it, every command, the files judgekit wrote (their hashes)
     items.csv             the items as read (canonical headers, labels and metadata included)
-    judgments.parquet     the verdict of every item per variant and run, from the attempt that
-                          settled it (JUDGMENT_COLUMNS + context); earlier attempts are in
-                          the store (judgekit.engine.history.attempt_history)
+    judgments.parquet     the verdict of every item per variant, judge and run, from the attempt
+                          that settled it (JUDGMENT_COLUMNS + context + ``judge``, the panel
+                          member's label); earlier attempts are in the store
+                          (judgekit.engine.history.attempt_history)
     judgments.csv         the same, comma-separated UTF-8 (data.frames convention)
     human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
     labels.csv            long human labels written by the labelling tool (optional)
     labelling_plan.csv    the items to label, with strata and judge scores (not for the labeller)
-    scores/               one seed-style ID,score file per (rubric, variant, run) + status sidecar
+    scores/               one seed-style ID,score file per (rubric, variant, judge, run) + status
+                          sidecar
     responses.sqlite      the response store: every paid reply, replayed on a rerun
     report/               executed notebooks 02-07, their tables/ and figures/
 
-The functions here are the one way to turn a table into items (:func:`study_items`), to attach
-what the analysis needs to know about each item (:func:`with_context`) and to load a study for
-the report notebooks (:func:`load_study`).
+``judgekit judge --study`` adds to the folder and never replaces it
+(:mod:`judgekit.workflows.accumulate`). The functions here are the one way to turn a table
+into items (:func:`study_items`), to attach what the analysis needs to know about each item
+(:func:`with_context`) and to load a study for the report notebooks (:func:`load_study`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -137,7 +143,8 @@ def check_labels(table: Table, column: str, rubric: Rubric) -> int:
         if number not in allowed:
             scale = ", ".join(str(v) for v in rubric.scale.allowed)
             raise DataError(
-                table.path, f"label '{text}' is not on the {rubric.name} scale ({scale})",
+                table.path, f"label '{text}' is not on the {rubric.name} scale ({scale}); map "
+                "labels onto it with --label-map OLD=NEW or leave them out with --no-labels",
                 row=int(str(row)) if table.frame.index.name == "row" else None, column=column,
                 position=list(table.frame.columns).index(column),
             )  # fmt: skip
@@ -229,6 +236,9 @@ class Study:
         labels_source: Which file the labels came from (``""`` when there are none).
         cluster: The cluster column (:data:`CLUSTER_COLUMN`) when the judgments carry it (an
             item without a value is then an error in every clustered statistic).
+        judges: The panel as ``study.json`` lists it (label, provider, model, base URL, key
+            variable, limits, prices), in the order judged; one entry per value of the
+            judgments' ``judge`` column. Empty for a folder without a ``study.json``.
     """
 
     folder: StudyFolder
@@ -236,6 +246,7 @@ class Study:
     verdicts: pd.DataFrame
     labels: pd.DataFrame
     labels_source: str
+    judges: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def cluster(self) -> str | None:
@@ -299,7 +310,15 @@ def load_study(path: str | Path, labels_path: str | Path = "", *, replies: bool 
         long = read_frame(folder.long_labels, required=LABEL_TABLE_COLUMNS, what="labels file")
         labels, found = labels_from_long(long, verdicts), str(folder.long_labels)
     labels["item_id"] = labels["item_id"].astype(str)
-    return Study(folder, judgments, verdicts, labels, found if len(labels) else "")
+    judges: tuple[Mapping[str, Any], ...] = ()
+    if folder.manifest.is_file():
+        try:
+            judges = tuple(
+                json.loads(folder.manifest.read_text(encoding="utf-8")).get("judges", ())
+            )
+        except (OSError, ValueError, AttributeError):
+            raise DataError(folder.manifest, "not a study.json judgekit wrote") from None
+    return Study(folder, judgments, verdicts, labels, found if len(labels) else "", judges)
 
 
 def open_report(

@@ -30,6 +30,7 @@ temperature: float = 0.0  # sampling temperature
 max_tokens: int = 0  # output cap per request; 0: not sent
 max_reasks: int = 2  # re-asks of the rows a reply left unscored, per batch
 max_concurrency: int = 0  # requests in flight; 0: the client's default
+judges: list = []  # a panel, as a panel file's judges: list (see README); empty: the judge above
 store_path: str = ""  # response store (SQLite); empty: responses.sqlite in output_dir
 output_dir: str = ""  # folder for the outputs; empty: config.RUNS_DIR / "judging"
 
@@ -42,11 +43,13 @@ from IPython.display import display
 from judgekit import config
 from judgekit.data import read_table, write_id_score_csv, write_table
 from judgekit.data.tidy import final_verdicts
-from judgekit.engine import JudgeOptions, judge
+from judgekit.engine import JudgeOptions
 from judgekit.rubrics import load_rubric
 from judgekit.stats.status import status_summary
 from judgekit.types import JUDGMENT_COLUMNS, Status
-from judgekit.workflows.clients import default_judge_client
+from judgekit.workflows.accumulate import score_file
+from judgekit.workflows.clients import EndpointOptions
+from judgekit.workflows.panel import check_panel, judge_panel, panel_clients, panel_from_entries
 from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
 
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
@@ -60,11 +63,16 @@ print(f"{len(table.frame)} rows from {dataset.name}")
 # %% [markdown]
 # ## Judge
 #
-# One `judge()` call per rubric; each runs every variant and run, re-asks the rows a reply
-# left unscored, and records a status for every item (a parse failure is never a score).
+# Every judge of the panel (or the one judge) scores every rubric, variant and run; the judges
+# run at once, each within its own limits, on one store. Rows a reply left unscored are
+# re-asked, and every item gets a status (a parse failure is never a score).
 
 # %%
-client_options = {"max_concurrency": max_concurrency} if max_concurrency else {}
+endpoint = EndpointOptions(
+    judge_model or None, base_url or None, provider or None, max_concurrency or None
+)
+panel = panel_from_entries(judges, endpoint)
+check_panel(panel)
 context_sources = {
     "answer_model": answer_model_column,
     "question": question_column,
@@ -80,25 +88,24 @@ options = JudgeOptions(
     max_reasks=max_reasks,
     progress=False,
 )
+prices = {spec.label: spec.prices for spec in panel}
 frames, labels, n_items = [], [], {}
-with default_judge_client(
-    judge_model or None,
-    base_url=base_url or None,
-    provider=provider or None,
-    log_dir=out,
-    **client_options,
-) as client:
-    print(f"judge model: {client.model} (structured replies: {client.structured_mode})")
+with panel_clients(panel, log_dir=out, notice_stream=None) as clients:
+    for label, client in clients.items():
+        print(f"judge {label}: {client.model} (structured replies: {client.structured_mode})")
     for name in rubrics:
         rubric = load_rubric(name)
         items, unused = study_items(table, rubric, id_column=id_column)
         if unused:
             print(f"{name}: columns not sent to the judge: {', '.join(unused)}")
-        result = with_context(judge(items, rubric, client, options), items, context_sources)
-        frames.append(result)
+        for label, outcome in judge_panel(items, rubric, clients, options, prices).items():
+            if outcome.judgments is None:
+                raise RuntimeError(f"{name}: judge {label} failed: {outcome.failure}")
+            frames.append(with_context(outcome.judgments, items, context_sources))
+            calls = outcome.judgments.attrs.get("api_calls", "?")
+            print(f"{name} / {label}: {calls} API calls, {len(outcome.judgments)} rows")
         labels.append(human_labels(items, rubric, answer_model_column=answer_model_column))
         n_items[name] = len(items)
-        print(f"{name}: {result.attrs.get('api_calls', '?')} API calls, {len(result)} rows")
 judgments = pd.concat(frames, ignore_index=True)
 human = pd.concat(labels, ignore_index=True)
 
@@ -115,10 +122,10 @@ known = {status.value for status in Status}
 assert set(judgments["status"]) <= known
 assert judgments.loc[judgments["status"] == "ok", "score"].notna().all()
 assert judgments.loc[judgments["status"] != "ok", "score"].isna().all()
-per_run = verdicts.groupby(["rubric", "variant", "run"]).size()
-for (name, _variant, _run), count in per_run.items():
+per_run = verdicts.groupby(["rubric", "variant", "judge", "run"]).size()
+for (name, _variant, _judge, _run), count in per_run.items():
     assert count == n_items[name], f"{name}: {count} verdicts for {n_items[name]} items"
-assert len(per_run) == len(rubrics) * len(variants) * runs
+assert len(per_run) == len(rubrics) * len(variants) * len(panel) * runs
 
 # %% [markdown]
 # ## Write the outputs
@@ -127,10 +134,10 @@ assert len(per_run) == len(rubrics) * len(variants) * runs
 write_table(judgments, study.judgments)
 write_table(judgments, study.judgments_csv)
 write_table(human, study.human_labels)
-for (name, variant, run), _ in per_run.items():
+for (name, variant, label, run), _ in per_run.items():
     write_id_score_csv(
-        judgments,
-        study.scores / f"{name}-{variant}-run{run}.csv",
+        judgments[judgments["judge"] == label],
+        out / score_file(name, variant, label, run, panel=len(panel) > 1),
         rubric=name,
         variant=variant,
         run=run,
