@@ -58,7 +58,7 @@ from judgekit.workflows.panel import (
     probe_panel,
 )
 from judgekit.workflows.panel_summary import summarise_judge
-from judgekit.workflows.replay import judging_record
+from judgekit.workflows.replay import judging_record, keep_rubric
 from judgekit.workflows.requests_file import write_requests
 from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
 
@@ -443,7 +443,12 @@ def write_outputs(
     }
     record = CommandRecord(command.command_line, str(command.items.resolve()), details)
     judged = {label for label, o in outcomes.items() if o.judgments is not None}
-    settings = {label: judging_record(judging, clients[label]) for label in judged}
+    rubric = {
+        "source": keep_rubric(command.rubric, command.study),
+        "column_map": list(command.column_map),
+        "format_reminder": command.format_reminder,
+    }
+    settings = {label: judging_record(judging, clients[label], rubric) for label in judged}
     write_study(
         command.study,
         prepared.manifest,
