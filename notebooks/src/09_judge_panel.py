@@ -135,15 +135,19 @@ fig = plots.plot_pair_matrix(
     colour_label="Weighted kappa between judges",
 )
 saved = plots.save_figure(fig, f"{FIGURE}_judge_agreement", folder=figures)
-lowest = pairs.loc[pairs["estimate"].idxmin()]
+defined = pairs.dropna(subset=["estimate"])
 panel_rows = agreement[agreement["statistic"] == "krippendorff_alpha"].set_index("rubric")[
     "estimate"
 ]
-print(
-    f"Lowest pair: {lowest['rater_a']} and {lowest['rater_b']} on {lowest['rubric']} "
-    f"({lowest['estimate']:.2f}); panel alpha "
-    + ", ".join(f"{r} {a:.2f}" for r, a in panel_rows.items())
-)
+if len(defined):
+    lowest = defined.loc[defined["estimate"].idxmin()]
+    print(
+        f"Lowest pair: {lowest['rater_a']} and {lowest['rater_b']} on {lowest['rubric']} "
+        f"({lowest['estimate']:.2f}); panel alpha "
+        + ", ".join(f"{r} {a:.2f}" for r, a in panel_rows.items())
+    )
+else:
+    print("No pairwise kappa is defined (see the notes above)")
 
 # %% [markdown]
 # **Figure: agreement between every pair of judges** (weighted kappa; colours fixed from 0 to
@@ -211,9 +215,11 @@ full, models = {}, []
 for r in rubrics:
     simple = jury_scores(long[r], JUDGES, scale=scales[r], columns=columns)
     ds = dawid_skene(long[r], JUDGES, scale=scales[r], columns=columns)
+    units = long[r][columns.cluster or columns.item].nunique()  # a fold holds whole clusters
     learned = cross_fitted_weights(
-        long[r], JUDGES, human=human, scale=scales[r], columns=columns, n_folds=n_folds, seed=seed
-    )
+        long[r], JUDGES, human=human, scale=scales[r], columns=columns,
+        n_folds=min(n_folds, units), seed=seed,
+    )  # fmt: skip
     full[r] = with_juries(long[r], simple, ds.scores, learned.scores, columns=columns)
     models.append(ds.confusion.assign(rubric=r, converged=ds.converged, iterations=ds.iterations))
 JURIES = ["jury:mean", "jury:median", "jury:majority", "jury:dawid_skene", "jury:weights"]
