@@ -286,12 +286,18 @@ def main() -> None:
             for c in CONTENDERS
         )
         metrics[f"ratio_{count}"] = ours["items_per_s"] / loop["items_per_s"]
+        metrics[f"cpu_ratio_{count}"] = loop["cpu_ms_per_request"] / ours["cpu_ms_per_request"]
         metrics[f"flat_{count}"] = _flatness(ours["windows"])
         metrics[f"peak_mb_{count}"] = ours["peak_mb"]
         metrics[f"cpu_ms_{count}"] = ours["cpu_ms_per_request"]
         metrics[f"endpoint_share_{count}"] = ours["endpoint_cpu_share"]
         metrics[f"first_reply_s_{count}"] = ours["first_reply_s"]
         metrics[f"cpu_windows_{count}"] = ours["cpu_windows"]
+    ratios = ", ".join(f"{c:,}: {metrics[f'cpu_ratio_{c}']:.2f}" for c in sizes)
+    print(
+        f"\nLoop CPU / judgekit CPU per request (the rate ratio a client-bound run on an idle "
+        f"machine would show; other load does not move it): {ratios}."
+    )
     bound = [c for c in sizes if metrics[f"endpoint_share_{c}"] >= 0.85]
     if bound:
         print(

@@ -194,3 +194,29 @@ def test_dry_run_prices_at_batch_rates(tmp_path: Path, capsys: pytest.CaptureFix
              for _, out, _ in (online, batched)]  # fmt: skip
     assert "at Batch API rates (50% of online)" in batched[1]
     assert costs[1] == pytest.approx(costs[0] / 2, rel=0.01)  # both printed to 4 decimals
+
+
+def test_a_panel_goes_through_the_batch_api_one_judge_after_another(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in [k for k in os.environ if k.startswith(("OPENAI_", "JUDGEKIT_"))]:
+        monkeypatch.delenv(name)
+    with run_simulator(SimulatorConfig(batch_delay_s=0.0)) as sim:
+        judges = [
+            arg
+            for label in ("a", "b")
+            for arg in ("--judge", f"{label}=simulator:judge-{label}@{sim.base_url}")
+        ]
+        args = [
+            "judge", str(ITEMS), "--rubric", "riddle_accuracy", "--batch-size", "12",
+            "--study", str(tmp_path / "panel"), *judges, "--batch-api",
+        ]  # fmt: skip
+        code, _, err = cli(args, capsys)
+        assert code == 0, err
+        assert sim.stats()["by_source"] == {"batch": 4}  # 2 requests per judge, once each
+    batches = saved_batches(tmp_path / "panel")
+    assert len(batches) == 2 and all(b["recorded"] for b in batches)  # one batch per judge
+    judged = pd.read_parquet(tmp_path / "panel" / "judgments.parquet")
+    assert judged.groupby("judge")["item_id"].nunique().to_dict() == {"a": 24, "b": 24}
+    assert (judged["status"] == "ok").all()

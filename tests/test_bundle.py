@@ -145,8 +145,8 @@ def test_a_tampered_reply_is_named_even_under_a_rewritten_manifest(
     problems = verified(root)
     assert "responses.sqlite: changed since export (sha256 differs from the manifest)" in problems
     assert any(f"stored reply to request {request_hash[:12]}" in p for p in problems)
-    assert any(p.startswith("judgments (factual_accuracy, simulated-judge): column 'score'")
-               for p in problems), problems  # fmt: skip
+    judge = "judgments (factual_accuracy, openai:simulated-judge)"  # the judge's default label
+    assert any(p.startswith(f"{judge}: column 'score'") for p in problems), problems
     rewrite_manifest(root)
     problems = verified(root)
     assert not any("sha256" in p for p in problems)
@@ -163,7 +163,7 @@ def test_a_changed_item_is_named(study: Path, tmp_path: Path, offline: None) -> 
     assert "items.csv: item f4 changed since export" in problems
     missing = [p for p in problems if "is not in the store" in p]
     assert len(missing) == 1, problems
-    assert "an item changed since judging" in missing[0], missing[0]
+    assert "an item or the prompt changed since judging" in missing[0], missing[0]
     assert (
         "message 2 (user), line 4: now '<Answer>Au</Answer>', stored '<Answer>Ag</Answer>'"
         in (missing[0])
@@ -181,11 +181,11 @@ def test_a_changed_prompt_is_named(
         verified(root)
     )
     prompt.write_text(original)
-    from judgekit.rubrics import load_rubric
     from judgekit.workflows import verify
+    from judgekit.workflows.own_prompt import load_any_rubric
 
-    def edited_rubric(name: str):  # the same rubric, one word of its instructions changed
-        rubric = load_rubric(name)
+    def edited_rubric(*args):  # the same rubric, one word of its instructions changed
+        rubric = load_any_rubric(*args)
         render = rubric.render
 
         def reworded(*args, **kwargs):
@@ -197,7 +197,7 @@ def test_a_changed_prompt_is_named(
         monkeypatch.setattr(rubric, "render", reworded)
         return rubric
 
-    monkeypatch.setattr(verify, "load_rubric", edited_rubric)
+    monkeypatch.setattr(verify, "load_any_rubric", edited_rubric)
     missing = [p for p in verified(root) if "is not in the store" in p]
     assert missing and "the prompt changed" in missing[0] and "message 1 (system)" in missing[0]
     assert "fact checker" in missing[0], missing[0]
@@ -256,3 +256,56 @@ def test_verify_needs_no_network_at_all(study: Path, tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "verified, every check passed" in done.stdout
+
+
+def test_a_number_that_moved_with_a_library_version_is_reported_as_such(
+    study: Path, tmp_path: Path, offline: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgekit.workflows import verify
+
+    root = unpacked(export(study, tmp_path / "study.zip"), tmp_path / "bundle")
+    environment = json.loads((root / "environment.json").read_text())
+    environment["statsmodels"] = "0.13.0"  # as if exported on a machine with an older one
+    (root / "environment.json").write_text(json.dumps(environment))
+    rewrite_manifest(root)
+    assert verified(root) == [], "a version alone is not a difference"
+    moved = "report/tables/human_agreement/kappa_family.csv: column 'estimate': 1 cell(s) differ"
+    monkeypatch.setattr(verify, "check_report", lambda root, err: [moved])
+    result = verify_bundle(root, io.StringIO())
+    assert result.library_changes == [
+        f"statsmodels 0.13.0 -> {verify.library_versions()['statsmodels']}"
+    ]
+    assert result.problems[-1].startswith(
+        "numbers differ in report/tables/human_agreement/kappa_family.csv and these libraries "
+        "differ from the exporting machine's: statsmodels 0.13.0 -> "
+    )
+
+
+def test_a_researchers_own_prompt_travels_in_the_study_and_its_change_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgekit import config
+
+    own = config.ROOT / "tests" / "fixtures" / "own_prompt"
+    prompt = tmp_path / "my_prompt.txt"  # the researcher's files, outside the study
+    prompt.write_bytes((own / "mt_bench_single.txt").read_bytes())
+    prompt.with_suffix(".yaml").write_bytes((own / "mt_bench_single.yaml").read_bytes())
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    study = tmp_path / "own_study"
+    with run_simulator(SimulatorConfig()) as sim:
+        args = ["judge", str(own / "items.csv"), "--rubric", str(prompt), "--provider",
+                "generic", "--base-url", sim.base_url, "--model", "my-judge", "--labels-column",
+                "Human", "--study", str(study), "--max-unscored", "99"]  # fmt: skip
+        assert main(args) == 0
+    kept = sorted((study / "rubrics").rglob("*"))
+    assert [p.name for p in kept if p.is_file()] == ["my_prompt.txt", "my_prompt.yaml"]
+    prompt.write_text("edited after judging\n")  # the study keeps the prompt it judged with
+    monkeypatch.setenv("OPENAI_BASE_URL", closed_url())
+    root = unpacked(export(study, tmp_path / "study.zip"), tmp_path / "bundle")
+    assert verified(root) == []
+    copy = next(p for p in (root / "rubrics").rglob("my_prompt.txt"))
+    copy.write_text(copy.read_text().replace("an impartial judge", "a strict judge"))
+    rewrite_manifest(root)
+    missing = [p for p in verified(root) if "is not in the store" in p]
+    assert missing and "now 'Please act as a strict judge" in missing[0], missing

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -349,3 +351,75 @@ def test_a_first_run_cut_short_resumes_in_its_folder_without_paying_again(
     assert judge(items, study, *d) == 0
     assert len(servers["d"].requests) == 3  # the replies the first run paid for, replayed
     assert (study / "study.json").is_file()
+
+
+def test_judges_are_written_as_provider_model_url_with_an_optional_label() -> None:
+    from judgekit.workflows.clients import EndpointOptions
+    from judgekit.workflows.panel import panel_from_entries, parse_judge
+
+    limits = EndpointOptions(requests_per_minute=60.0)
+    plain = parse_judge("ollama:llama3.1:8b", limits)  # a model name may hold a colon
+    assert (plain.label, plain.endpoint.provider, plain.endpoint.model) == (
+        "ollama:llama3.1:8b", "ollama", "llama3.1:8b"
+    )  # fmt: skip
+    assert plain.endpoint.base_url is None and plain.endpoint.requests_per_minute == 60.0
+    named = parse_judge("big=vllm:Qwen/Qwen2.5-72B@http://gpu:8000/v1")
+    assert (named.label, named.endpoint.model, named.endpoint.base_url) == (
+        "big", "Qwen/Qwen2.5-72B", "http://gpu:8000/v1"
+    )  # fmt: skip
+    entries = [
+        "openai:gpt-4.1",
+        {"provider": "vllm", "model": "m", "label": "v", "rpm": 10, "api_key_env": "GPU_KEY"},
+    ]
+    first, second = panel_from_entries(entries, limits)  # notebook 01's `judges` parameter
+    assert first.endpoint.requests_per_minute == 60.0  # the shared limit, unless its own
+    assert (second.label, second.api_key_env, second.endpoint.requests_per_minute) == (
+        "v", "GPU_KEY", 10
+    )  # fmt: skip
+    (alone,) = panel_from_entries([], EndpointOptions("m", provider="vllm"))
+    assert alone.label == "vllm:m"  # no panel: the one judge, labelled PROVIDER:MODEL
+
+
+@pytest.mark.usefixtures("keys")
+def test_the_judges_run_at_once_each_within_its_own_limit(tmp_path: Path, items: Path) -> None:
+    with ExitStack() as stack:
+        slow = [stack.enter_context(run_simulator(SimulatorConfig(latency_s=0.8))) for _ in "xyz"]
+        seen: list[tuple[int, ...]] = []
+        done = threading.Event()
+
+        def watch() -> None:  # every judge's request count, as the run goes
+            while not done.is_set():
+                seen.append(tuple(len(handle.requests) for handle in slow))
+                time.sleep(0.02)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        judges = [f"{n}=simulator:m-{n}@{h.base_url}" for n, h in zip("xyz", slow, strict=True)]
+        args = ["--rubric", "riddle_accuracy", "--max-concurrency", "1", "--batch-size", "3"]
+        try:
+            code = main(["judge", str(items), "--study", str(tmp_path / "s"), *args,
+                         *(a for j in judges for a in ("--judge", j))])  # fmt: skip
+        finally:
+            done.set()
+            watcher.join()
+    assert code == 0 and seen[-1] == (2, 2, 2)
+    # all three judges at once, each holding its second request back (its limit of one in
+    # flight) while the first is answered: one request each, for most of the 0.8 s latency
+    assert seen.count((1, 1, 1)) >= 5, seen
+
+
+@pytest.mark.usefixtures("keys")
+def test_a_study_written_before_panels_is_added_to_not_doubled(
+    tmp_path: Path, items: Path, servers: dict[str, SimulatorHandle]
+) -> None:
+    study = tmp_path / "study"
+    d = ["--rubric", "riddle_accuracy", "--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
+    assert judge(items, study, *d) == 0
+    old = pd.read_parquet(study / "judgments.parquet").drop(columns="judge")  # layout 1
+    old.to_parquet(study / "judgments.parquet", index=False)
+    old.to_csv(study / "judgments.csv", index=False)
+    (study / "study.json").write_text(json.dumps({"judgekit": "0.1", "rubric": "riddle_accuracy"}))
+    assert judge(items, study, *d) == 0
+    assert len(servers["d"].requests) == 3  # replayed
+    table = pd.read_parquet(study / "judgments.parquet")
+    assert table["judge"].tolist() == ["d"] * len(IDS)  # the old rows are the same judge's

@@ -236,3 +236,24 @@ def test_earlier_semicolon_tables_still_read(tmp_path: Path) -> None:
 def test_unknown_table_type_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"must end in \.csv, \.tsv, \.parquet"):
         write_table(pd.DataFrame({"a": [1]}), tmp_path / "t.xls")
+
+
+def test_limit_reads_only_the_rows_it_needs(tmp_path: Path) -> None:
+    """A 20 MB file read with limit=10 costs a 1 MiB piece, not the file (quoted newlines too)."""
+    import tracemalloc
+
+    answer = 'line one\nline two, "quoted"; ' + "x" * 2000
+    rows = [f'{i};"Question {i}?";"{answer.replace(chr(34), chr(34) * 2)}"' for i in range(9000)]
+    path = tmp_path / "big.csv"
+    path.write_text("ID;Question;Answer\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    assert path.stat().st_size > 18_000_000
+    tracemalloc.start()
+    head = read_table(path, required=["Question", "Answer"], limit=10)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    whole = read_table(path, required=["Question", "Answer"])
+    pd.testing.assert_frame_equal(head.frame, whole.frame.head(10))
+    assert peak < 12_000_000, f"peak {peak / 1e6:.0f} MB"
+    # a limit past the end reads the whole file; a cut inside a quoted cell is read again
+    assert len(read_table(path, limit=10_000).frame) == 9000
+    assert len(read_table(path, limit=460).frame) == 460

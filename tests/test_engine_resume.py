@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import re
 import signal
 import sqlite3
 from pathlib import Path
@@ -49,6 +50,7 @@ def test_sigkill_mid_run_then_resume(tmp_path, judge_job) -> None:
         answered_ok = collections.Counter(
             e.body_hash for e in sim.requests if e.outcome != "rate_limited"
         )
+        bodies = {e.body_hash: e.body for e in sim.requests}
     resumed = pd.read_parquet(out)
 
     # No request was paid twice, except those in flight when the process died: at most
@@ -64,7 +66,21 @@ def test_sigkill_mid_run_then_resume(tmp_path, judge_job) -> None:
             sim.base_url, tmp_path / "reference.sqlite", N_ITEMS, endpoint="judgekit-simulator"
         )
     assert (reference["attempt"] > 1).any(), "the fault mix should force some re-asks"
+    # A request in flight at the kill was answered twice: the simulator's second sighting of a
+    # body may answer otherwise (by design), so those items may end on another attempt. Every
+    # other row is the uninterrupted run's, exactly.
+    resent = {
+        item_id
+        for body in repeated
+        for item_id in re.findall(r'<item id="([^"]+)">', bodies[body]["messages"][-1]["content"])
+    }
+    assert len(resent) <= 2 * 2  # two requests of at most two items
+    kept = ~resumed["item_id"].isin(resent)
+    assert kept.sum() >= N_ITEMS - 4
     measured = ["latency_s", "cached_tokens"]  # timing and provider cache state differ
     pd.testing.assert_frame_equal(
-        resumed.drop(columns=measured), reference.drop(columns=measured), check_dtype=False
+        resumed[kept].drop(columns=measured).reset_index(drop=True),
+        reference[~reference["item_id"].isin(resent)].drop(columns=measured).reset_index(drop=True),
+        check_dtype=False,
     )
+    assert set(resumed.loc[~kept, "status"]) <= {"ok", "missing", "unparseable"}

@@ -1,10 +1,11 @@
 """The committed figures of the riddles study match the code that draws them.
 
-`make figures` runs notebook 06 (parameter set ``params/figures``) and writes the original
-study's figures into ``figures/``. Here the same run goes to a temporary folder, and each
-regenerated figure is compared with the committed one by what it shows: PNG pixels and the
-decompressed PDF streams (page content, fonts), not metadata such as creation dates. The
-same run's tables are compared with the pre-redesign baseline by ``judgekit compare``.
+`make figures` runs notebooks 06 and 09 (parameter set ``params/figures``) and writes the
+original study's figures, and its four judges' panel figures, into ``figures/``. Here the same
+run goes to a temporary folder, and each regenerated figure is compared with the committed one
+by what it shows: PNG pixels and the decompressed PDF streams (page content, fonts), not
+metadata such as creation dates. The same run's tables are compared with the pre-redesign
+baseline by ``judgekit compare``.
 """
 
 from __future__ import annotations
@@ -71,9 +72,11 @@ def study_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def test_figure_parameters_are_the_papers() -> None:
-    (figure_file,) = sorted(FIGURE_PARAMS.glob("*.yaml"))
-    paper_file = config.PARAMS_DIR / "paper" / figure_file.name
-    assert yaml.safe_load(figure_file.read_text()) == yaml.safe_load(paper_file.read_text())
+    figure_files = sorted(FIGURE_PARAMS.glob("*.yaml"))
+    assert [f.stem for f in figure_files] == ["06_riddles_study_reproduced", "09_judge_panel"]
+    for figure_file in figure_files:
+        paper_file = config.PARAMS_DIR / "paper" / figure_file.name
+        assert yaml.safe_load(figure_file.read_text()) == yaml.safe_load(paper_file.read_text())
 
 
 @pytest.mark.notebooks

@@ -23,4 +23,4 @@ def test_every_public_statistic_has_a_runnable_example(name: str) -> None:
 
 def test_make_test_runs_the_examples() -> None:
     makefile = (config.ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "judgekit/stats --doctest-modules" in makefile
+    assert "-m pytest --doctest-modules judgekit/stats" in makefile

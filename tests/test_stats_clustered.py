@@ -403,3 +403,18 @@ def test_min_kappa_bootstrap_memory_does_not_grow_with_replicates_times_items(
     tracemalloc.stop()
     assert 0.6 < low < high < 0.8
     assert peak < 150e6, f"peak {peak / 1e6:.0f} MB"
+
+
+def test_an_item_without_a_cluster_is_an_error_never_its_own_cluster():
+    from judgekit.stats import position_effects
+    from judgekit.stats.examples import batch_judgments, two_raters
+    from judgekit.types import UsageError
+
+    judgments, human = batch_judgments()
+    judgments["question"] = ["a", "b", "c"] * 3 + ["d", "d", None]
+    by_question = Columns(item="item_id", cluster="question")
+    with pytest.raises(UsageError, match="has no cluster: every row needs one"):
+        position_effects(judgments, human, adjust="difference", columns=by_question)
+    long = two_raters().assign(question=lambda d: d["item"].where(d["item"] != 12) % 4)
+    with pytest.raises(UsageError, match="item 12 has no value in cluster column 'question'"):
+        agreement_rates(long, "judge", "human", columns=Columns(cluster="question"))

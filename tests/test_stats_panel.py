@@ -344,3 +344,15 @@ def test_panel_self_preference_finds_the_planted_bias_with_holm_across_judges() 
     assert set(single["judge"]) == {"A", "B", "C"}
     with pytest.raises(UsageError, match="human"):
         panel_self_preference(long, ["A", "B"], human="nobody", n_perm=10)
+
+
+def test_jury_vs_best_says_why_when_nothing_is_defined() -> None:
+    # Both judges constant: no kappa is defined, and the row says so instead of failing.
+    long = pd.DataFrame(
+        {"item": np.repeat(range(12), 3), "rater": ["h", "a", "b"] * 12,
+         "score": [v for i in range(12) for v in (i % 3, 1, 1)],
+         "question": np.repeat(range(12), 3)}
+    )  # fmt: skip
+    long = with_juries(long, jury_scores(long, ["a", "b"], methods=["mean"], columns=BY_Q))
+    row = jury_vs_best(long, ["a", "b"], ["jury:mean"], human="h", ci=FAST, columns=BY_Q).iloc[0]
+    assert np.isnan(row["estimate"]) and row["note"].startswith("undefined: no judge's kappa")

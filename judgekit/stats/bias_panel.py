@@ -25,8 +25,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._prep import Columns, describe_drops, require_columns
-from judgekit.stats.bias import BIAS_COLUMNS, BY_QUESTION, _clustered_ols, self_preference
+from judgekit.stats._prep import INTERVAL_COLUMNS, Columns, describe_drops, require_columns
+from judgekit.stats.bias import BIAS_COLUMNS, BY_QUESTION, self_preference
+from judgekit.stats.regression import clustered_ols, ols_term
 from judgekit.stats.significance import PAdjust, adjust_p
 from judgekit.types import UsageError
 
@@ -91,8 +92,12 @@ def _panel_rows(wide: pd.DataFrame, judge: object, others: list[object], target:
             rows.append({**base, "note": "too few questions or no own/other split"})
             continue
         terms, term = ([], "Intercept") if own_only else (["own"], "own")
-        fit = _clustered_ols(data, terms, term, level)
-        rows.append({**base, "term": "own" if not own_only else "own answers", **fit})
+        fit = ols_term(
+            clustered_ols(data["score"], data[terms], data["cluster"], level=level), term
+        )
+        result: dict[str, object] = {key: fit[key] for key in (*INTERVAL_COLUMNS, "p_value")}
+        result |= {"n": int(fit["n"]), "n_clusters": int(fit["n_clusters"])}
+        rows.append({**base, "term": "own" if not own_only else "own answers", **result})
     return rows
 
 

@@ -39,12 +39,13 @@ def jury_name(method: str) -> str:
 
 def unscored_text(panel: Panel, judges: Sequence[object]) -> pd.Series:
     """Per item, ``"judge: reason; ..."`` for every judge of ``judges`` without a usable score."""
-    reasons = panel.reasons[list(judges)]
-
-    def describe(row: pd.Series) -> str:
-        return "; ".join(f"{judge}: {why}" for judge, why in row.items() if why)
-
-    return reasons.apply(describe, axis=1).astype(str)
+    reasons = panel.reasons[list(judges)].to_numpy(str)
+    names = [f"{judge}: " for judge in judges]
+    text = [
+        "; ".join(name + why for name, why in zip(names, row, strict=True) if why)
+        for row in reasons
+    ]
+    return pd.Series(text, index=panel.reasons.index, dtype=str)
 
 
 def jury_rows(

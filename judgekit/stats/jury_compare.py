@@ -85,6 +85,10 @@ def jury_vs_best(
         raters = [*names, jury]
         complete = panel.complete([human, *raters])
         kept = panel.scores[complete]
+        if kept.empty:
+            reason = "undefined: no item scored by the human, every judge and the jury"
+            rows.append(result_row(jury=jury, n=0, note=reason, method="kappa difference"))
+            continue
         k = len(panel.levels)
         stat = kappa_stat(disagreement_weights(panel.levels, weights, weight_basis))
         reference = level_codes(kept[human].to_numpy(float), panel.levels) * k
@@ -98,6 +102,14 @@ def jury_vs_best(
         draws = unit_weights(len(kept), clusters, boot.n_boot, rng)
         full = np.array([stat(cell.sum(axis=0)[None])[0] for cell in cells])
         replicated = np.stack([stat(draws @ cell) for cell in cells], axis=1)  # (boot, raters)
+        # As cohen_kappa: with a constant rater (or human) kappa measures nothing: undefined.
+        flat = np.array([np.ptp(kept[r].to_numpy(float)) == 0 for r in raters])
+        flat |= np.ptp(kept[human].to_numpy(float)) == 0
+        full[flat], replicated[:, flat] = np.nan, np.nan
+        if np.isnan(full[:-1]).all():
+            reason = "undefined: no judge's kappa is defined on the shared items"
+            rows.append(result_row(jury=jury, n=len(kept), note=reason, method="kappa difference"))
+            continue
         best = int(np.nanargmax(full[:-1]))
         with np.errstate(invalid="ignore"):
             chosen = np.nanargmax(

@@ -218,8 +218,11 @@ def error_correlation(
     Example:
         >>> long = pd.DataFrame({"item": np.repeat(range(5), 3), "rater": ["h", "a", "b"] * 5,
         ...                      "score": [1, 2, 2, 1, 1, 1, 0, 1, 1, 2, 2, 1, 1, 0, 0]})
-        >>> table = error_correlation(long, ["a", "b"], human="h", given_human=False, ci=CI(None))
-        >>> list(table["estimate"].round(3))
+        >>> table = error_correlation(long, ["a", "b"], human="h", ci=CI(None))
+        >>> list(table["estimate"].round(3))  # centred within each human score: the same errors
+        [1.0, 1.0, 1.0]
+        >>> plain = error_correlation(long, ["a", "b"], human="h", given_human=False, ci=CI(None))
+        >>> list(plain["estimate"].round(3))
         [0.896, 0.896, 1.055]
     """
     names = require_judges(judges, 2, "error correlation")

@@ -151,8 +151,9 @@ def merged_judgments(root: Path, judgments: pd.DataFrame) -> tuple[pd.DataFrame,
     if not folder.judgments.is_file():
         return judgments.reset_index(drop=True), []
     old = read_judgments(folder.judgments)
-    if JUDGE_COLUMN not in old.columns:  # a study written before panels: its judge is its model
-        old[JUDGE_COLUMN] = old["model"].astype(str)
+    if JUDGE_COLUMN not in old.columns:  # written before panels: the label of this model's judge
+        labels = judgments.drop_duplicates("model").set_index("model")[JUDGE_COLUMN]
+        old[JUDGE_COLUMN] = old["model"].map(labels).fillna(old["model"]).astype(str)
     keys = [tuple(key) for key in old[list(COMBINATION)].itertuples(index=False)]
     new_keys = {tuple(key) for key in judgments[list(COMBINATION)].itertuples(index=False)}
     again = pd.Series([key in new_keys for key in keys], index=old.index, dtype=bool)

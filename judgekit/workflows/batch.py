@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -26,6 +26,7 @@ from judgekit.engine.batch_files import BatchLimits, BatchState
 from judgekit.engine.estimate import CostEstimate
 from judgekit.types import UsageError
 from judgekit.workflows.clients import EndpointOptions, planning_client
+from judgekit.workflows.panel import JUDGE_COLUMN, JudgeOutcome
 from judgekit.workflows.study import StudyFolder
 
 #: Options of ``judge()`` that the Batch API run sets itself.
@@ -269,3 +270,41 @@ def _refresh(state: BatchState, running: list[dict[str, Any]]) -> str:
         counts = batch.request_counts.model_dump() if batch.request_counts else {}
         state.update(entry["batch_id"], status=batch.status, counts=counts)
     return ""
+
+
+def judge_in_batches(
+    items: Any,
+    rubric: Any,
+    clients: Mapping[str, Any],
+    options: JudgeOptions,
+    notify: Callable[[str], None] = print,
+) -> dict[str, JudgeOutcome]:
+    """Every judge of ``clients`` through its Batch API, one after another (notebook 01).
+
+    Each judge's requests go into batches of their own, saved beside ``options.store``; a
+    rerun (e.g. after the kernel was interrupted) resumes them instead of submitting again.
+
+    Raises:
+        UsageError: For a judge without a Batch API, or options it cannot honour.
+    """
+    from judgekit.engine.batch_api import batch_judge
+
+    if not isinstance(options.store, str | Path):
+        raise UsageError("the Batch API needs a store path (store_path or the output folder)")
+    if options.offline or options.mode != "independent":
+        raise UsageError("the Batch API sends every request on its own: no offline, no mode")
+    chosen = {label: batch_client(client) for label, client in clients.items()}
+    outcomes = {}
+    for label, client in chosen.items():
+        table = batch_judge(
+            items,
+            rubric,
+            client,
+            store=options.store,
+            limits=batch_limits(client),
+            notify=notify,
+            **judge_options(options),
+        )
+        table[JUDGE_COLUMN] = label
+        outcomes[label] = JudgeOutcome(label, table)
+    return outcomes

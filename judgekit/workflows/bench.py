@@ -47,12 +47,17 @@ BENCHMARKS: Mapping[str, bool] = {
     "local": True,  # last: the slowest, and the most sensitive to other load on the machine
     "throughput_full": True,
     "scale": True,
+    "report_memory": True,
 }
 #: Benchmarks that run only when named (about an hour each), never in a run of all of them.
-ON_REQUEST: frozenset[str] = frozenset({"throughput_full", "scale"})
+ON_REQUEST: frozenset[str] = frozenset({"throughput_full", "scale", "report_memory"})
 SCRIPT_TIMEOUT_S = 1200.0
 #: Benchmarks that need longer than :data:`SCRIPT_TIMEOUT_S`.
-TIMEOUT_S: Mapping[str, float] = {"throughput_full": 3 * 3600.0, "scale": 2 * 3600.0}
+TIMEOUT_S: Mapping[str, float] = {
+    "throughput_full": 3 * 3600.0,
+    "scale": 2 * 3600.0,
+    "report_memory": 3600.0,
+}
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,9 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     id_score_csv: Annotated[
         Path | None, typer.Option(help="Also write the seed-style ID,score file(s).")
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="Judge only the first N items.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Judge only the first N items (only they are read).")
+    ] = None,
     max_concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
     rpm: Annotated[float | None, typer.Option(help="Requests per minute budget.")] = None,
     tpm: Annotated[float | None, typer.Option(help="Tokens per minute budget.")] = None,

@@ -59,7 +59,7 @@ from judgekit.workflows.panel import (
     probe_panel,
 )
 from judgekit.workflows.panel_summary import summarise_judge
-from judgekit.workflows.replay import judging_record
+from judgekit.workflows.replay import judging_record, keep_rubric
 from judgekit.workflows.requests_file import write_requests
 from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
 
@@ -220,6 +220,7 @@ def prepare(command: JudgeCommand) -> Prepared:
         encoding=command.encoding,
         sep=command.sep,
         sheet=command.sheet,
+        limit=command.limit,
     )
     check_lookalikes(table.frame.columns, rubric.optional_columns, table.path)
     if isinstance(rubric, PromptRubric):
@@ -232,10 +233,10 @@ def prepare(command: JudgeCommand) -> Prepared:
     if command.study is not None:
         merged_items(command.study, table.frame)  # an item the study holds must not change
     judges = command_judges(command.judges, command.panel, command.endpoint)
-    if len(judges) > 1 and (command.batch_api or command.write_requests is not None):
+    if len(judges) > 1 and command.write_requests is not None:
         raise UsageError(
-            "--batch-api and --write-requests take one judge: run them once per judge "
-            "(--judge NAME=PROVIDER:MODEL) into the same --study"
+            "--write-requests takes one judge (a batch file serves one model): run it once "
+            "per judge (--judge NAME=PROVIDER:MODEL) into the same --study"
         )
     check_panel(judges)
     return Prepared(
@@ -356,14 +357,21 @@ def _judge_each(
     clients: Mapping[str, Any],
     judge_with: Callable[..., pd.DataFrame] | None,
 ) -> dict[str, JudgeOutcome]:
-    """Every judge at once (:func:`judge_panel`), or the one judge through ``judge_with``."""
+    """Every judge at once (:func:`judge_panel`), or one after another through ``judge_with``.
+
+    The Batch API run passes ``judge_with``: each judge's requests go into batches of their own.
+    """
     if judge_with is None:
         prices = {spec.label: _options(prepared, spec).prices for spec in prepared.judges}
         return judge_panel(prepared.items, prepared.rubric, clients, _options(prepared), prices)
-    ((label, client),) = clients.items()  # the Batch API takes one judge (see prepare)
-    table = judge_with(prepared.items, prepared.rubric, client, _options(prepared))
-    table[JUDGE_COLUMN] = label
-    return {label: JudgeOutcome(label, table)}
+    outcomes = {}
+    for spec in prepared.judges:
+        table = judge_with(
+            prepared.items, prepared.rubric, clients[spec.label], _options(prepared, spec)
+        )
+        table[JUDGE_COLUMN] = spec.label
+        outcomes[spec.label] = JudgeOutcome(spec.label, table)
+    return outcomes
 
 
 def run(
@@ -451,7 +459,12 @@ def write_outputs(
     }
     record = CommandRecord(command.command_line, str(command.items.resolve()), details)
     judged = {label for label, o in outcomes.items() if o.judgments is not None}
-    settings = {label: judging_record(judging, clients[label]) for label in judged}
+    rubric = {
+        "source": keep_rubric(command.rubric, command.study),
+        "column_map": list(command.column_map),
+        "format_reminder": command.format_reminder,
+    }
+    settings = {label: judging_record(judging, clients[label], rubric) for label in judged}
     write_study(
         command.study,
         prepared.manifest,
@@ -514,10 +527,10 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     out, err = out or sys.stdout, err or sys.stderr  # the streams of the moment, not of import
     prepared = prepare(command)
     check_options(prepared)
-    if command.batch_api or command.write_requests is not None:
+    for spec in prepared.judges if command.batch_api or command.write_requests else ():
         check_batch_command(
             batch_api=command.batch_api, write_requests=command.write_requests,
-            judging=command.judging, endpoint=prepared.judges[0].endpoint, items=command.items,
+            judging=command.judging, endpoint=spec.endpoint, items=command.items,
             temporary_store=prepared.temporary_store,
         )  # fmt: skip
     first = prepared.judges[0]
@@ -538,10 +551,10 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
         command = replace(command, judging=command.judging.updated(offline=True))
         prepared = replace(prepared, command=command)
     if command.batch_api:
-        client = batch_client(planning_judge(first))
+        clients = {spec.label: batch_client(planning_judge(spec)) for spec in prepared.judges}
         probe_panel(prepared.judges)
         in_batches = functools.partial(run_batch_api, store=prepared.store, err=err)
-        finish(prepared, run(prepared, {first.label: client}, in_batches), err)
+        finish(prepared, run(prepared, clients, in_batches), err)
         return
     if command.judging.offline:  # replies come from the store: no server, no connection
         clients = {spec.label: planning_judge(spec) for spec in prepared.judges}

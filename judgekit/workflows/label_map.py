@@ -15,12 +15,16 @@ from dataclasses import replace
 import pandas as pd
 
 from judgekit.data import Table
-from judgekit.riddles import V1_LABEL_MAPS
 from judgekit.types import Rubric, UsageError
 from judgekit.workflows.study import check_label_column, check_labels
 
-#: Named maps: label column -> {label as written: label on the rubric's scale, or None}.
-NAMED_MAPS: Mapping[str, Mapping[str, Mapping[int, int | None]]] = {"riddles-v1": V1_LABEL_MAPS}
+
+def named_maps() -> Mapping[str, Mapping[str, Mapping[int, int | None]]]:
+    """Named maps: label column -> {label as written: label on the rubric's scale, or None}."""
+    from judgekit.riddles import V1_LABEL_MAPS  # here: judging imports no riddles statistics
+
+    return {"riddles-v1": V1_LABEL_MAPS}
+
 
 LabelMap = dict[float, float | None]
 
@@ -31,10 +35,10 @@ def parse_label_map(text: str, column: str) -> LabelMap:
     Raises:
         UsageError: For text that is neither ``OLD=NEW`` pairs nor a named map.
     """
-    if text in NAMED_MAPS:
+    named_map = named_maps().get(text)
+    if named_map is not None:
         return {
-            float(k): None if v is None else float(v)
-            for k, v in NAMED_MAPS[text].get(column, {}).items()
+            float(k): None if v is None else float(v) for k, v in named_map.get(column, {}).items()
         }
     mapping: LabelMap = {}
     for pair in text.split(","):
@@ -44,7 +48,7 @@ def parse_label_map(text: str, column: str) -> LabelMap:
         except ValueError:
             old = ""
         if not equals or not old:
-            named = ", ".join(NAMED_MAPS)
+            named = ", ".join(named_maps())
             raise UsageError(
                 f"--label-map {text!r}: write OLD=NEW pairs such as 1=0,4=5 (NEW empty: leave "
                 f"unlabelled), or a named map ({named})"

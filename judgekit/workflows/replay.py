@@ -12,6 +12,8 @@ reply is not stored (because an item or a prompt changed) ends the rebuild with
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +44,62 @@ RECORDED_OPTIONS = (
 )
 
 
-def judging_record(options: JudgeOptions, client: JudgeClient) -> dict[str, Any]:
-    """How one judge judged: the engine options and the client facts in every request key."""
+#: Where a study keeps copies of the researchers' own rubrics (prompt files, rubric folders).
+KEPT_RUBRICS = "rubrics"
+
+
+def keep_rubric(spec: str, study: Path) -> str:
+    """The rubric as the study keeps it: a packaged name as is, a user's rubric copied in.
+
+    A prompt file (with its ``.yaml``/``.yml`` sidecar) or a rubric folder is copied to
+    ``rubrics/<name>-<sha256 of its files, 8 hex>/``, so every judged combination names the
+    exact prompt it was judged with, and the study (and its bundle) carries it.
+
+    Returns:
+        The packaged name, or the copy's path relative to the study folder.
+    """
+    from judgekit.rubrics import list_rubrics
+
+    if spec in list_rubrics():
+        return spec
+    source = Path(spec)
+    files = (
+        sorted(p for p in source.rglob("*") if p.is_file())
+        if source.is_dir()
+        else [
+            p
+            for p in (source, source.with_suffix(".yaml"), source.with_suffix(".yml"))
+            if p.is_file()
+        ]
+    )
+    digest = hashlib.sha256()
+    base = source if source.is_dir() else source.parent
+    for path in files:
+        digest.update(path.relative_to(base).as_posix().encode() + b"\0" + path.read_bytes())
+    kept = Path(KEPT_RUBRICS) / f"{source.stem}-{digest.hexdigest()[:8]}"
+    for path in files:
+        target = study / kept / path.relative_to(base)
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    return (kept if source.is_dir() else kept / source.name).as_posix()
+
+
+def judging_record(
+    options: JudgeOptions, client: JudgeClient, rubric: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """How one judge judged: the engine options and the client facts in every request key.
+
+    Args:
+        options: The engine options of its latest command.
+        client: Its client.
+        rubric: The rubric's ``source`` (:func:`keep_rubric`), ``column_map`` and
+            ``format_reminder``, as the command gave them.
+    """
     recorded = {name: getattr(options, name) for name in RECORDED_OPTIONS}
     recorded["variants"] = list(recorded["variants"])
     return {
+        "rubric": dict(rubric or {}),
         "options": recorded,
         "client": {
             "model": client.model,

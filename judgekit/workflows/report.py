@@ -50,6 +50,11 @@ def plan_report(study: Study) -> list[ReportStep]:
     batched = int(study.judgments.groupby("request_hash")["item_id"].nunique().max()) > 1
     rubric = str(verdicts["rubric"].iloc[0])
     tool_labels = (study.human["source"] == LABELLING_TOOL).any()
+    judge_column = "judge" if "judge" in verdicts.columns else "model"
+    judges = int(verdicts[judge_column].nunique())
+    panel_skip = "" if judges >= 2 else f"needs two or more judges (judged {judges}; pass --judge)"
+    if not panel_skip and not study.labels_source:
+        panel_skip = "no human labels in the study (see README, labels)"
     return [
         ReportStep(
             "02_human_agreement",
@@ -88,6 +93,12 @@ def plan_report(study: Study) -> list[ReportStep]:
             {**base, "coverage_check": "study", "output_dir": tables + "human_labels"},
             "" if study.folder.labelling_plan.is_file() and tool_labels else
             "no labels from the labelling tool (`judgekit label STUDY --labeller NAME`)",
+        ),
+        ReportStep(
+            "09_judge_panel",
+            {**labelled, "variant": first_variant, "run": first_run,
+             "output_dir": tables + "judge_panel"},
+            panel_skip,
         ),
     ]  # fmt: skip
 

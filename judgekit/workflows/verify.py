@@ -28,7 +28,7 @@ import json
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -39,8 +39,8 @@ from judgekit.data import read_frame, read_table
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.compare import Tolerance, compare_folders, differing_tables, table_differences
 from judgekit.engine.session import OfflineStoreMissError
-from judgekit.rubrics import load_rubric
-from judgekit.types import JUDGMENT_COLUMNS, UsageError
+from judgekit.rubrics import list_rubrics
+from judgekit.types import JUDGMENT_COLUMNS, Rubric, UsageError
 from judgekit.workflows.bundle import (
     BUNDLE_FORMAT,
     ENVIRONMENT,
@@ -54,6 +54,7 @@ from judgekit.workflows.bundle import (
 )
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.html_report import REPORT_STEPS, VERIFICATION, write_html_report
+from judgekit.workflows.own_prompt import load_any_rubric
 from judgekit.workflows.replay import offline_replay
 from judgekit.workflows.study import StudyFolder, study_items
 
@@ -165,14 +166,27 @@ def check_replies_and_items(root: Path, manifest: dict[str, Any]) -> list[str]:
 
 
 def judging_records(root: Path) -> list[dict[str, Any]]:
-    """The per-judge records of ``study.json`` (each with ``rubric`` and ``settings``)."""
+    """The per-judge records of ``study.json``: ``rubric``, ``judge`` and ``settings``.
+
+    A study of layout 2 (``judged``: one entry per rubric and judge) lists them; a study of
+    layout 1 (one judge, one rubric) has one, labelled by its model.
+    """
     study = json.loads(StudyFolder(root).manifest.read_text(encoding="utf-8"))
     judged = study.get("judged")
     if isinstance(judged, list):
         return [entry for entry in judged if isinstance(entry, dict) and "settings" in entry]
-    if "settings" in study:  # one judge, one rubric
-        return [{"rubric": study["rubric"], "settings": study["settings"]}]
+    if "settings" in study:
+        model = study["settings"]["client"]["model"]
+        return [{"rubric": study["rubric"], "judge": model, "settings": study["settings"]}]
     return []
+
+
+def recorded_rubric(root: Path, record: Mapping[str, Any]) -> Rubric:
+    """The rubric a record was judged with: packaged, or the study's own copy of the user's."""
+    kept = dict(record["settings"].get("rubric") or {})
+    source = str(kept.get("source") or record["rubric"])
+    spec = source if source in list_rubrics() else str(root / source)
+    return load_any_rubric(spec, kept.get("column_map") or (), kept.get("format_reminder"))
 
 
 def first_difference(wanted: Sequence[Any], stored: Sequence[Any]) -> str:
@@ -212,7 +226,7 @@ def explain_miss(error: OfflineStoreMissError, calls: pd.DataFrame) -> str:
     where = (
         "the prompt changed since judging"
         if difference.startswith("message 1 (system)")
-        else "an item changed since judging, or the text around it"
+        else "an item or the prompt changed since judging"
     )
     return (
         f"judgments: {key.rubric}/{key.variant}/{key.model} run {key.run}: a request is not in "
@@ -221,38 +235,57 @@ def explain_miss(error: OfflineStoreMissError, calls: pd.DataFrame) -> str:
 
 
 def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
-    """Rebuild every judge's judgments offline and compare them with the bundled table."""
+    """Rebuild every judge's judgments offline and compare them with the bundled table.
+
+    Each (rubric, judge) is replayed one variant at a time, with that variant's runs and the
+    items the table holds for it, so combinations judged by different commands replay as
+    they were judged.
+    """
     folder = StudyFolder(root)
     bundled = read_frame(folder.judgments if folder.judgments.is_file() else folder.judgments_csv)
+    who = "judge" if "judge" in bundled.columns else "model"
     calls = stored_calls(folder.store)
     columns = [c for c in JUDGMENT_COLUMNS if c in bundled.columns]
     order = ["rubric", "variant", "model", "run", "attempt", "item_id"]
-    covered = {(r["rubric"], r["settings"]["client"]["model"]) for r in records}
-    pairs = bundled[["rubric", "model"]].drop_duplicates().itertuples(index=False)
+    covered = {
+        (str(r["rubric"]), str(r.get("judge", r["settings"]["client"]["model"]))) for r in records
+    }
+    pairs = bundled[["rubric", who]].astype(str).drop_duplicates().itertuples(index=False)
     problems = [
-        f"judgments ({rubric}, {model}): study.json records no settings for this judge, so "
+        f"judgments ({rubric}, {judge}): study.json records no settings for this judge, so "
         "it cannot be rebuilt offline (judged by an older judgekit? judge it again into the "
         "study: the store replays every reply for free)"
-        for rubric, model in pairs
-        if (rubric, model) not in covered
+        for rubric, judge in pairs
+        if (rubric, judge) not in covered
     ]
     for record in records:
-        rubric = load_rubric(record["rubric"])
-        model = record["settings"]["client"]["model"]
-        mine = bundled[(bundled["rubric"] == rubric.name) & (bundled["model"] == model)]
+        rubric = recorded_rubric(root, record)
+        judge = str(record.get("judge", record["settings"]["client"]["model"]))
+        mine = bundled[(bundled["rubric"] == rubric.name) & (bundled[who].astype(str) == judge)]
         table = read_table(folder.items, required=rubric.required_columns)
         items, _ = study_items(table, rubric, label_column=None)
-        judged = set(mine["item_id"].astype(str))
-        items = [item for item in items if item.id in judged]
-        try:
-            rebuilt = offline_replay(items, rubric, record["settings"], folder.store)
-        except OfflineStoreMissError as error:
-            problems.append(explain_miss(error, calls))
+        rebuilt = []
+        for variant, rows in mine.groupby("variant", sort=False):
+            judged = set(rows["item_id"].astype(str))
+            settings = json.loads(json.dumps(record["settings"]))
+            settings["options"].update(variants=[variant], runs=int(rows["run"].max()))
+            try:
+                rebuilt.append(
+                    offline_replay(
+                        [i for i in items if i.id in judged], rubric, settings, folder.store
+                    )
+                )
+            except OfflineStoreMissError as error:
+                problems.append(explain_miss(error, calls))
+        if not rebuilt:
             continue
+        got = pd.concat(rebuilt)[columns].sort_values(order).reset_index(drop=True)
         want = mine[columns].sort_values(order).reset_index(drop=True)
-        got = rebuilt[columns].sort_values(order).reset_index(drop=True)
+        if len(got) != len(want):  # a variant that did not replay is named above
+            got = got[got["variant"].isin(want["variant"])]
+            want = want[want["variant"].isin(got["variant"])]
         for problem in table_differences(want.astype(str), got.astype(str), Tolerance()):
-            problems.append(f"judgments ({rubric.name}, {model}): {problem}")
+            problems.append(f"judgments ({rubric.name}, {judge}): {problem}")
     return problems
 
 

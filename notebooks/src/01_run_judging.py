@@ -31,6 +31,7 @@ max_tokens: int = 0  # output cap per request; 0: not sent
 max_reasks: int = 2  # re-asks of the rows a reply left unscored, per batch
 max_concurrency: int = 0  # requests in flight; 0: the client's default
 judges: list = []  # a panel, as a panel file's judges: list (see README); empty: the judge above
+batch_api: bool = False  # judge through the provider's Batch API (openai, azure, gemini): resumable
 store_path: str = ""  # response store (SQLite); empty: responses.sqlite in output_dir
 output_dir: str = ""  # folder for the outputs; empty: config.RUNS_DIR / "judging"
 
@@ -48,6 +49,7 @@ from judgekit.rubrics import load_rubric
 from judgekit.stats.status import status_summary
 from judgekit.types import JUDGMENT_COLUMNS, Status
 from judgekit.workflows.accumulate import score_file
+from judgekit.workflows.batch import judge_in_batches
 from judgekit.workflows.clients import EndpointOptions
 from judgekit.workflows.panel import check_panel, judge_panel, panel_clients, panel_from_entries
 from judgekit.workflows.parameters import check_parameters
@@ -101,7 +103,11 @@ with panel_clients(panel, log_dir=out, notice_stream=None) as clients:
         items, unused = study_items(table, rubric, id_column=id_column)
         if unused:
             print(f"{name}: columns not sent to the judge: {', '.join(unused)}")
-        for label, outcome in judge_panel(items, rubric, clients, options, prices).items():
+        if batch_api:  # one judge after another, each in batches of its own (docs/engine.md)
+            judged = judge_in_batches(items, rubric, clients, options)
+        else:
+            judged = judge_panel(items, rubric, clients, options, prices)
+        for label, outcome in judged.items():
             if outcome.judgments is None:
                 raise RuntimeError(f"{name}: judge {label} failed: {outcome.failure}")
             frames.append(with_context(outcome.judgments, items, context_sources))

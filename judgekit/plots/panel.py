@@ -1,0 +1,184 @@
+"""Plots of a judge panel: judge x judge matrices and agreement against cost for every subset."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from judgekit.plots._common import require_columns, subplots
+from judgekit.plots.style import OKABE_ITO, Width, figure_size, panel_grid, publication_style
+
+
+def _square(
+    pairs: pd.DataFrame, row: str, column: str, value: str, names: list[object]
+) -> pd.DataFrame:
+    """Symmetric judge x judge matrix of a tidy pair table (NaN where a pair is missing)."""
+    matrix = pd.DataFrame(np.nan, index=names, columns=names)
+    for a, b, v in pairs[[row, column, value]].itertuples(index=False):
+        matrix.loc[a, b] = matrix.loc[b, a] = v
+    return matrix
+
+
+def _short(subset: str, longest: int = 12) -> str:
+    """A subset's label: judges joined by "+", each cut to 3 letters when the whole is long."""
+    names = subset.split(" + ")
+    return subset if len(subset) <= longest else "+".join(name[:3] for name in names)
+
+
+def plot_pair_matrix(
+    pairs: pd.DataFrame,
+    *,
+    row: str = "rater_a",
+    column: str = "rater_b",
+    value: str = "estimate",
+    panel: str | None = None,
+    order: Sequence[object] | None = None,
+    limits: tuple[float, float] = (0.0, 1.0),
+    cmap: str = "cividis",
+    diagonal: float = 1.0,
+    colour_label: str = "Weighted kappa",
+    width: Width = "two",
+) -> Figure:
+    """Judge x judge heatmaps of a pairwise statistic, one panel per ``panel`` value.
+
+    The colour limits are fixed (``limits``), not fitted to the data, so panels and figures
+    compare at a glance; a value outside them takes the end colour and keeps its printed
+    number. Missing pairs stay blank.
+
+    Args:
+        pairs: One row per judge pair (``row``, ``column``, ``value``; ``panel`` optional).
+        row: Column of the first judge.
+        column: Column of the second judge.
+        value: The statistic (kappa, error correlation).
+        panel: Optional column of small multiples (e.g. the rubric dimension).
+        order: Judge order; default order of appearance.
+        limits: Colour range.
+        cmap: Colour map (``cividis`` for agreement; a diverging one for correlations).
+        diagonal: Value printed on the diagonal (1 for kappa and correlation).
+        colour_label: Colour bar label.
+        width: ``"one"`` or ``"two"`` column figure.
+    """
+    require_columns(pairs, [row, column, value, *([panel] if panel else [])], "plot_pair_matrix")
+    names = (
+        list(order)
+        if order is not None
+        else list(pd.unique(pd.concat([pairs[row], pairs[column]])))
+    )
+    panels = list(pd.unique(pairs[panel])) if panel else [None]
+    rows, cols = panel_grid(len(panels), max_columns=3)
+    with publication_style():
+        side = figure_size(width)[0] / cols
+        fig, axes = subplots(rows, cols, (figure_size(width)[0], side * rows * 0.95 + 0.3))
+        for ax, name in zip(axes, panels, strict=False):
+            chosen = pairs if name is None else pairs[pairs[panel] == name]
+            values = _square(chosen, row, column, value, names).to_numpy(float, copy=True)
+            np.fill_diagonal(values, diagonal)
+            sns.heatmap(
+                pd.DataFrame(values, index=names, columns=names), ax=ax, cmap=cmap,
+                vmin=limits[0], vmax=limits[1], annot=True, fmt=".2f",
+                annot_kws={"fontsize": 6.5}, cbar=False, square=True,
+            )  # fmt: skip
+            ax.tick_params(length=0)
+            labels = [str(n) for n in names]
+            ax.set_xticks(np.arange(len(names)) + 0.5, labels, rotation=30, ha="right")
+            ax.set_yticks(np.arange(len(names)) + 0.5, labels, rotation=0)
+            ax.set_xlabel("")
+            ax.set_ylabel("")
+            if name is not None:
+                ax.set_title(str(name))
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        bar = fig.colorbar(axes[0].collections[0], ax=list(axes[: len(panels)]), shrink=0.8)
+        bar.set_label(colour_label)
+    return fig
+
+
+def plot_subset_costs(
+    subsets: pd.DataFrame,
+    *,
+    cost: str = "cost",
+    estimate: str = "estimate",
+    low: str = "ci_low",
+    high: str = "ci_high",
+    label: str = "subset",
+    pareto: str = "pareto",
+    coverage: str = "coverage",
+    min_coverage: float = 0.95,
+    panel: str | None = None,
+    cost_label: str = "Cost (judges asked per item)",
+    ylabel: str = "Weighted kappa with the human (95% CI)",
+    width: Width = "two",
+) -> Figure:
+    """Agreement against cost for every subset of the panel, the Pareto front joined and named.
+
+    Filled dots: subsets whose jury scored at least ``min_coverage`` of the items; hollow: the
+    others (their kappa is over the items their judges agreed on, so they are not compared).
+    The front's subsets are vermillion, joined by a step line and labelled (a long label
+    shortens each judge to three letters).
+
+    Args:
+        subsets: :func:`~judgekit.stats.panel_subsets` rows (``panel`` optional).
+        cost: Cost column.
+        estimate: Agreement column.
+        low: Lower bound column.
+        high: Upper bound column.
+        label: Subset name column.
+        pareto: Boolean column, True on the front.
+        coverage: Share of items scored.
+        min_coverage: Coverage a subset needs to be drawn filled.
+        panel: Optional column of small multiples.
+        cost_label: X-axis label (say the unit).
+        ylabel: Y-axis label.
+        width: ``"one"`` or ``"two"`` column figure.
+    """
+    require_columns(
+        subsets, [cost, estimate, low, high, label, pareto, coverage], "plot_subset_costs"
+    )
+    panels = list(pd.unique(subsets[panel])) if panel else [None]
+    rows, cols = panel_grid(len(panels), max_columns=3)
+    with publication_style():
+        fig, axes = subplots(rows, cols, figure_size(width, aspect=0.36 * rows))
+        for ax, name in zip(axes, panels, strict=False):
+            frame = subsets if name is None else subsets[subsets[panel] == name]
+            frame = frame.sort_values([cost, estimate])
+            on_front = frame[pareto].astype(bool).to_numpy()
+            full = (frame[coverage] >= min_coverage).to_numpy()
+            jitter = (
+                frame.groupby(cost).cumcount()
+                - frame.groupby(cost)[cost].transform("size") / 2
+                + 0.5
+            ) * 0.06
+            x = frame[cost].to_numpy(float) + jitter.to_numpy(float)
+            y = frame[estimate].to_numpy(float)
+            colour = np.where(on_front, OKABE_ITO[4], "#4d4d4d")
+            ax.vlines(x, frame[low], frame[high], colors=list(colour), linewidth=0.8)
+            for filled in (True, False):
+                chosen = full == filled
+                ax.scatter(
+                    x[chosen], y[chosen], s=16, zorder=3, linewidths=0.9,
+                    facecolors=colour[chosen] if filled else "white", edgecolors=colour[chosen],
+                )  # fmt: skip
+            front = frame[on_front]
+            ax.step(front[cost], front[estimate], where="post", color=OKABE_ITO[4], linewidth=0.8)
+            for text, cx, cy in zip(front[label], x[on_front], y[on_front], strict=True):
+                ax.annotate(
+                    _short(str(text)),
+                    (cx, cy),
+                    xytext=(3, 3),
+                    textcoords="offset points",
+                    fontsize=6,
+                )
+            ax.margins(x=0.15)
+            ax.set_xticks(sorted(set(frame[cost])))
+            ax.set_xlabel(cost_label)
+            ax.grid(axis="y")
+            if name is not None:
+                ax.set_title(str(name))
+        axes[0].set_ylabel(ylabel)
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+    return fig
