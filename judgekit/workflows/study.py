@@ -406,12 +406,16 @@ def own_models_setting(study: Study, pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _label_column(folder: StudyFolder) -> str:
-    """The items file's label column, as the study's manifest names it (``label`` if none)."""
+    """The items file's label column, as ``study.json``'s latest command names it."""
     try:
         manifest = json.loads(folder.manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return "label"
-    return str(manifest.get("label_column") or "label") if isinstance(manifest, dict) else "label"
+    if not isinstance(manifest, dict):
+        return "label"
+    named = [c.get("label_column") for c in manifest.get("commands", []) if isinstance(c, dict)]
+    named = [manifest.get("label_column"), *named]
+    return str(next((n for n in reversed(named) if n), "label"))
 
 
 def open_report(
