@@ -23,7 +23,17 @@ CASES: list[tuple[str, list[str], dict[str, str], str]] = [
      "--rubric: unknown rubric 'nope'"),
     ("output is the items file", ["--output", "items.csv"], {}, "is the items file"),
     ("output type unknown", ["--output", "o.xlsx"], {}, "must end in .csv, .tsv, .parquet"),
-    ("output folder is a file", ["--output", "items.csv/o.csv"], {}, "cannot write into"),
+    ("output folder is a file", ["--output", "items.csv/o.csv"], {},
+     "--output items.csv/o.csv: items.csv is a file, not a folder; choose another"),
+    ("a reference column under another name", ["judge", "reference.csv", "--rubric",
+     "factual_accuracy", "--output", "o.csv"], {}, "column 'Reference' would not be sent to the "
+     "judge: did you mean `Ref_Answer`? pass --column-map Reference=Ref_Answer"),
+    ("column map to no column", ["--output", "o.csv", "--column-map", "Reference=Gold"], {},
+     "--column-map 'Reference=Gold': write HEADER=COLUMN"),
+    ("xlsx first sheet a header of notes", ["judge", "notes_header.xlsx", "--rubric",
+     "factual_accuracy", "--output", "o.csv"], {},
+     "sheet 'notes' has no data rows below its header; the items may be on another sheet: "
+     "pass --sheet items"),
     ("no output at all", ["--output", ""], {}, "must end in"),
     ("study is a file", ["--study", "items.csv"], {}, "--study items.csv is a file"),
     ("store is a folder", ["--output", "o.csv", "--store", "."], {}, "must end in .sqlite"),
@@ -108,6 +118,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "keyed.yaml").write_text("judges:\n  - judge: openai:gpt-4.1\n    api_key: sk-oops\n")
     (root / "bom.csv").write_bytes(b"\xef\xbb\xbfID,Question,Answer\r\n1,q,\xe9\xe8\r\n")
     (root / "picture.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    (root / "reference.csv").write_text("ID,Question,Answer,Reference\n1,q,a,r\n")
     write_workbooks(root)
     return root
 
@@ -128,6 +139,13 @@ def write_workbooks(root: Path) -> None:
     for row in (["ID", "Question", "Answer"], ["1", "q", "a"]):
         items.append(row)
     book.save(root / "notes.xlsx")
+    book = openpyxl.Workbook()
+    book.active.title = "notes"
+    book.active.append(["Notes about the items", "by me"])
+    items = book.create_sheet("items")
+    for row in (["ID", "Question", "Answer"], ["1", "q", "a"]):
+        items.append(row)
+    book.save(root / "notes_header.xlsx")
     book = openpyxl.Workbook()
     for row in (["ID", "Question", "Answer"], ["1", "q", '=CONCAT("a", "b")']):
         book.active.append(row)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -20,6 +22,7 @@ import pandas as pd
 import pytest
 
 from judgekit import config
+from judgekit.data import read_frame
 from judgekit.labels import read_labels_table
 from judgekit.simulator import SimulatorConfig, run_simulator
 
@@ -41,7 +44,7 @@ def _env(base_url: str = "") -> dict[str, str]:
     return env
 
 
-def judged_study(folder: Path, n: int = 12) -> Path:
+def judged_study(folder: Path, n: int = 12, name: str = "study") -> Path:
     """A study of ``n`` answers by three models (IDs name the model), judged twice."""
     rows = [
         {
@@ -58,7 +61,7 @@ def judged_study(folder: Path, n: int = 12) -> Path:
     pd.DataFrame(rows).to_csv(folder / "items.csv", index=False)
     command = [
         sys.executable, "-m", "judgekit", "judge", "items.csv", "--rubric", "factual_accuracy",
-        "--labels-column", "human", "--study", "study", "--variant", "base",
+        "--labels-column", "human", "--study", name, "--variant", "base",
         "--variant", "paraphrase_1",
     ]  # fmt: skip
     with run_simulator(SimulatorConfig(noise_rate=0.4, seed=5)) as sim:
@@ -66,17 +69,21 @@ def judged_study(folder: Path, n: int = 12) -> Path:
             command, cwd=folder, env=_env(sim.base_url), capture_output=True, text=True
         )
     assert done.returncode == 0, done.stderr
-    return folder / "study"
+    return folder / name
 
 
-def start_label(study: Path, labeller: str) -> tuple[subprocess.Popen[str], str]:
+def start_label(
+    study: Path, labeller: str, command: list[str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
     """``judgekit label`` as a subprocess; returns it and the page address it printed."""
-    command = [
-        sys.executable, "-m", "judgekit", "label", str(study), "--labeller", labeller,
-        "--no-browser",
-    ]  # fmt: skip
+    args = command or ["judgekit", "label", str(study), "--labeller", labeller]
     server = subprocess.Popen(
-        command, env=_env(), stderr=subprocess.PIPE, text=True, start_new_session=True
+        [sys.executable, "-m", "judgekit", *args[1:], "--no-browser"],
+        cwd=study.parent,
+        env=_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     assert server.stderr is not None
     deadline = time.monotonic() + 60
@@ -178,3 +185,65 @@ def test_label_command_blind_keyboard_first_and_resumable(tmp_path: Path) -> Non
     assert list(labels["item_id"]) == list(plan["item_id"].astype(str)[:3])
     assert list(labels["score"].fillna(-1)) == [4.0, -1.0, 2.0]
     assert set(labels["labeller"]) == {"ana"}
+
+
+def readme_labelling_commands() -> list[list[str]]:
+    """The bash block of README's "Labelling blind" section, one command per line."""
+    readme = (config.ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Labelling blind", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
+    assert block is not None, "README's labelling section has no bash block"
+    return [shlex.split(line) for line in block.group(1).splitlines() if line.strip()]
+
+
+def _checkout_outputs() -> set[tuple[str, float]]:
+    folders = [config.ROOT / "figures", config.ROOT / "runs"]
+    return {(str(p), p.stat().st_mtime) for f in folders if f.is_dir() for p in f.rglob("*")}
+
+
+@needs_chromium
+@pytest.mark.notebooks
+def test_readme_labelling_walkthrough_runs_as_written(tmp_path: Path) -> None:
+    commands = readme_labelling_commands()
+    assert [c[:2] for c in commands] == [["judgekit", "label"]] * 2 + [["judgekit", "report"]]
+    study = judged_study(tmp_path, name=commands[0][2])
+    before = _checkout_outputs()
+    keys = {"ana": "4444443444", "bela": "4434443414"}  # two people, differing on three items
+    with sync_api.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        try:
+            for command in commands[:2]:
+                labeller = command[command.index("--labeller") + 1]
+                server, url = start_label(study, labeller, command)
+                try:
+                    page = browser.new_page()
+                    page.goto(url)
+                    progress = page.locator(".jk-progress")
+                    sync_api.expect(progress).to_have_text("Item 1 of 12")
+                    for position, key in enumerate(keys[labeller], start=2):
+                        page.keyboard.press(key)
+                        sync_api.expect(progress).to_have_text(f"Item {position} of 12")
+                    page.close()
+                finally:
+                    stop(server)
+        finally:
+            browser.close()
+    report = subprocess.run(
+        [sys.executable, "-m", "judgekit", *commands[2][1:]],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert report.returncode == 0, report.stderr
+    assert "running 08_human_labels" in report.stderr
+    tables = study / "report/tables/human_labels"
+    versus = read_frame(tables / "judge_vs_human.csv")
+    assert sorted(versus["human_labels"]) == ["ana", "bela", "column human"]
+    assert versus.set_index("human_labels").loc[["ana", "bela"], "n"].tolist() == [10, 10]
+    between = read_frame(tables / "inter_human_agreement.csv")
+    pairs = set(zip(between["rater_a"], between["rater_b"], strict=True))
+    assert {("ana", "bela"), ("ana", "column human"), ("bela", "column human")} <= pairs
+    conflicts = read_frame(tables / "label_conflicts.csv")
+    assert len(conflicts) >= 3  # ana and bela differ on three items, the column on others
+    assert (study / "report/figures/labels_planner.png").is_file()
+    family = read_frame(study / "report/tables/human_agreement/kappa_family.csv")
+    assert set(family["human_labels"]) == {"column human (items file, 12 labels)"}
+    assert _checkout_outputs() == before, "the labelling wrote into the checkout"

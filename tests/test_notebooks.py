@@ -118,7 +118,8 @@ def test_unknown_parameter_is_refused(tmp_path: Path) -> None:
     params = tmp_path / "params"
     params.mkdir()
     (params / "02_human_agreement.yaml").write_text("judgment_path: x.parquet\n")
-    with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['judgment_path'\]"):
+    typo = r"unknown parameter `judgment_path` \(did you mean `judgments_path`\?\)"
+    with pytest.raises(ValueError, match=typo):
         load_parameter_set(params, tmp_path, tmp_path / "figures")
 
 
@@ -197,6 +198,7 @@ def test_every_notebook_runs_on_the_simulator_without_leaking_the_key(
                 },
                 "08_human_labels": {
                     "judgments_path": "judging/judgments.parquet",
+                    "dataset_path": "{data_dir}/demo/riddles_demo.csv",
                     "n_labels": 18,
                     "n_boot": 200,
                     "n_subsamples": 50,

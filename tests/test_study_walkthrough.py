@@ -125,6 +125,11 @@ def test_readme_walkthrough_runs_as_written(study_dir: Path) -> None:
     assert len(pd.read_parquet(study / "human_labels.parquet")) == len(ROWS)
     assert pd.read_csv(study / "items.csv")["Ref_Answer"].tolist() == [r[3] for r in ROWS]
     assert list((study / "report" / "figures").glob("*.png"))
+    # no judge paired with an answering model: a table with its header, and the reason
+    self_preference = pd.read_csv(
+        study / "report/tables/distributions_and_bias/self_preference.csv"
+    )
+    assert self_preference.empty and {"judge", "method", "estimate"} <= set(self_preference.columns)
 
 
 def test_unreachable_endpoint_fails_in_one_line(study_dir: Path) -> None:

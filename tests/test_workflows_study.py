@@ -12,10 +12,11 @@ import pytest
 
 from judgekit import config
 from judgekit.data import read_table, write_table
+from judgekit.labels.table import describe_human_labels, label_conflicts, read_labels_table
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.types import JUDGMENT_COLUMNS
-from judgekit.workflows.study import item_context, load_study, study_items
+from judgekit.types import JUDGMENT_COLUMNS, UsageError
+from judgekit.workflows.study import item_context, load_study, own_models_setting, study_items
 
 ITEMS = (
     "ID,Question,Answer,Reference answer,Model,Topic,Human_Factual\n"
@@ -69,9 +70,35 @@ def test_load_study_takes_labels_from_the_labelling_tools_long_file(tmp_path: Pa
     )
     write_table(long, tmp_path / "labels.csv")
     study = load_study(tmp_path)
-    assert study.labels_source.endswith("labels.csv")
+    assert study.labels_source == "ann (labelling tool, 2 labels)"
     assert study.labels[["item_id", "score"]].values.tolist() == [["1", 4.0], ["2", 2.0]]
     assert len(study.verdicts) == 3
+    assert set(study.human["labeller"]) == {"ann", "bob"}  # every rater stays in the one table
+    # the items file's column comes first, and the tool's labels stay beside it
+    column = pd.DataFrame(
+        {"item_id": ["1", "2", "3"], "rubric": "factual_accuracy", "answer_model": "", "score": 3.0}
+    )
+    write_table(column, tmp_path / "human_labels.parquet")
+    study = load_study(tmp_path)
+    assert study.labels_source == "column label (items file, 3 labels)"
+    assert describe_human_labels(study.human) == (
+        "2 by ann (labelling tool); 1 by bob (labelling tool); 3 by column label (items file)"
+    )
+    conflicts = label_conflicts(study.human)
+    assert conflicts[["item_id", "ann", "bob", "column label", "spread"]].fillna(
+        -1
+    ).values.tolist() == [
+        ["1", 4.0, 1.0, 3.0, 3.0],
+        ["2", 2.0, -1, 3.0, 1.0],
+    ]
+
+
+def test_labels_saved_again_by_a_spreadsheet_in_a_semicolon_locale(tmp_path: Path) -> None:
+    header = "item_id;labeller;score;status;note;labelled_at;rubric;rubric_version\r\n"
+    row = "1;Éva;4,0;ok;jó;2026-11-30T10:00:00Z;factual_accuracy;1\r\n"
+    (tmp_path / "labels.csv").write_bytes((header + row).encode("cp1250"))
+    labels = read_labels_table(tmp_path / "labels.csv")
+    assert labels[["labeller", "score", "note"]].values.tolist() == [["Éva", 4.0, "jó"]]
 
 
 def test_load_study_without_labels_or_judgments(tmp_path: Path) -> None:
@@ -117,3 +144,18 @@ def test_report_runs_without_model_column_and_with_a_long_labels_file(tmp_path: 
         "05_distributions_and_bias.ipynb",
     ]
     assert "skipped 03_run_consistency: needs two or more runs" in report.stderr
+
+
+def test_own_models_is_a_study_setting_checked_against_the_study(tmp_path: Path) -> None:
+    judgments = judgments_frame(["1", "2"]).assign(answer_model=["model-a", "model-b"])
+    write_table(judgments, tmp_path / "judgments.parquet")
+    study = load_study(tmp_path)
+    assert study.settings == {}
+    with pytest.raises(UsageError, match=r"no judge 'jj' in the study \(did you mean `j`\?\)"):
+        own_models_setting(study, ["jj=model-a"])
+    with pytest.raises(UsageError, match=r"no answering model 'model-c'.*did you mean `model-"):
+        own_models_setting(study, ["j=model-c"])
+    with pytest.raises(UsageError, match="write JUDGE=ANSWERING_MODEL"):
+        own_models_setting(study, ["j"])
+    assert own_models_setting(study, ["j=model-a"]) == {"j": "model-a"}
+    assert load_study(tmp_path).settings == {"own_models": {"j": "model-a"}}

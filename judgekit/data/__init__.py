@@ -15,7 +15,7 @@ from judgekit.data.columns import (
 from judgekit.data.errors import DataError
 from judgekit.data.evouna import EVOUNA_COLUMNS, EVOUNA_MODELS, load_evouna
 from judgekit.data.frames import CSV_SEPARATOR, TABLE_SUFFIXES, read_frame, write_table
-from judgekit.data.tables import SEPARATORS, Table, read_table
+from judgekit.data.tables import SEPARATORS, Table, read_table, read_text_table
 
 __all__ = [
     "CSV_SEPARATOR",
@@ -35,6 +35,7 @@ __all__ = [
     "make_batches",
     "read_frame",
     "read_table",
+    "read_text_table",
     "require_columns",
     "validate_frame",
     "write_id_score_csv",

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.data.errors import DataError, column_letter
-from judgekit.types import CANONICAL_COLUMNS, Item
+from judgekit.types import CANONICAL_COLUMNS, Item, UsageError
 
 #: Headers seen in real files and what they mean. Keys are matched with :func:`alias_key`.
 #: Note that the v1 riddle file's ``Justification`` column is the human *score* for reasoning,
@@ -37,6 +37,55 @@ DEFAULT_ALIASES: Mapping[str, str] = {
     "reference reasoning": "Ref_Reasoning",
     "ideal reasoning": "Ref_Reasoning",
 }
+
+#: Headers that look like a rubric's optional column, by the column they probably mean.
+LOOKALIKES: dict[str, tuple[str, ...]] = {
+    "Ref_Answer": ("reference", "ref", "gold", "expected", "answerkey", "solution", "truth"),
+    "Ref_Reasoning": ("refreasoning", "goldreasoning", "expectedreasoning"),
+}
+
+
+def column_map(pairs: Sequence[str]) -> dict[str, str]:
+    """``--column-map HEADER=COLUMN`` pairs as read_table's aliases.
+
+    Raises:
+        UsageError: For a pair without ``=`` or a column that is not canonical.
+    """
+    aliases = {}
+    for pair in pairs:
+        header, sep, column = (part.strip() for part in pair.partition("="))
+        if not sep or not header or column not in CANONICAL_COLUMNS:
+            raise UsageError(
+                f"--column-map {pair!r}: write HEADER=COLUMN, COLUMN one of "
+                f"{', '.join(CANONICAL_COLUMNS)}"
+            )
+        aliases[header] = column
+    return aliases
+
+
+def check_lookalikes(headers: Iterable[str], optional: Sequence[str], source: object) -> None:
+    """Refuse a header that looks like an optional column a rubric would send, unmapped.
+
+    Args:
+        headers: The table's headers (after alias mapping).
+        optional: The rubric's optional columns.
+        source: The file, for the message.
+
+    Raises:
+        UsageError: ``FILE: column 'Reference' would not be sent to the judge: did you mean
+            `Ref_Answer`? pass --column-map Reference=Ref_Answer``.
+    """
+    present = [str(h) for h in headers]
+    for column, names in LOOKALIKES.items():
+        if column not in optional or column in present:
+            continue
+        for header in present:
+            if alias_key(header) in names:
+                raise UsageError(
+                    f"{source}: column '{header}' would not be sent to the judge: did you "
+                    f"mean `{column}`? pass --column-map {header}={column}"
+                )
+
 
 #: Zero-width and other invisible format characters a judge cannot copy back into an ID.
 _INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u202a-\u202e]")

@@ -64,6 +64,7 @@ class Table:
         sheet: Worksheet read (None for delimited text).
         encoding_detected: True if the encoding was detected rather than forced.
         separator_detected: True if the separator was detected rather than forced.
+        renamed: ``(header, canonical column)`` for every header read under another name.
     """
 
     frame: pd.DataFrame
@@ -73,6 +74,7 @@ class Table:
     sheet: str | None
     encoding_detected: bool = False
     separator_detected: bool = False
+    renamed: tuple[tuple[str, str], ...] = ()
 
 
 def read_table(
@@ -131,6 +133,8 @@ def read_table(
     else:
         raise DataError(source, f"unsupported file type '{suffix}' (use .csv, .tsv or .xlsx)")
     frame = _build_frame(source, records, aliases, id_column)
+    written = [h.strip() for h in records[0][1] if h.strip()]
+    renamed = tuple((h, c) for h, c in zip(written, frame.columns, strict=True) if h != c)
     if id_column is not None and (required or id_column in frame.columns):
         validate_frame(
             frame, required, source=str(source), id_column=id_column, allow_empty=allow_empty
@@ -143,6 +147,7 @@ def read_table(
         sheet=sheet_name,
         encoding_detected=used_encoding is not None and encoding is None,
         separator_detected=used_sep is not None and sep is None,
+        renamed=renamed,
     )
 
 
@@ -364,4 +369,29 @@ def _maybe_numeric(column: pd.Series) -> pd.Series:
     return stripped.str.replace(",", ".", regex=False).astype("float64")
 
 
-__all__ = ["SEPARATORS", "Table", "column_letter", "read_table"]
+def read_text_table(path: str | Path, *, what: str = "table") -> pd.DataFrame:
+    """A delimited file judgekit reads back, decoded and split as tolerantly as an items file.
+
+    The encoding (UTF-8 with or without a BOM, UTF-16, Windows-1250/1252) and the separator
+    (``,`` ``;`` tab) are detected as :func:`read_table` detects them, so a table saved again
+    by a spreadsheet in any locale reads the same. Headers are kept as written (no canonical
+    names) and every cell is text.
+
+    Raises:
+        DataError: If the file is missing, empty or cannot be decoded (naming it and ``what``).
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise DataError(source, f"{what} not found")
+    text, _ = _decode(source, source.read_bytes(), None)
+    text = text.removeprefix("\ufeff")
+    separator = _detect_separator(source, text)
+    records = _split_records(
+        source, text, separator, forced=False, quoted=source.suffix.lower() != ".tsv"
+    )
+    header = [name.strip() for name in records[0][1]]
+    rows = [cells + [""] * (len(header) - len(cells)) for _, cells in records[1:]]
+    return pd.DataFrame([row[: len(header)] for row in rows], columns=header, dtype=object)
+
+
+__all__ = ["SEPARATORS", "Table", "column_letter", "read_table", "read_text_table"]

@@ -70,6 +70,13 @@ def _check_layout(
             source, f"the first sheet '{name}' holds no table; the workbook also has {others}: "
             "pass --sheet NAME"
         )  # fmt: skip
+    if len(records) == 1:
+        rest = [n for n in other_sheets if n != name]
+        hint = f"the items may be on another sheet: pass --sheet {rest[0]}" if rest else ""
+        raise DataError(
+            source, f"sheet '{name}' has no data rows below its header"
+            + (f"; {hint}" if hint else ""), row=2
+        )  # fmt: skip
     header = records[0][1]
     if id_column is None or id_column in (cell.strip() for cell in header):
         return

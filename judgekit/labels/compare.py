@@ -36,12 +36,13 @@ def inter_human_agreement(
 
     Returns:
         One row per statistic: ``statistic, rater_a, rater_b, estimate, ci_low, ci_high, n,
-        n_dropped``; empty when fewer than two labellers scored.
+        n_dropped``; no rows (the columns only) when fewer than two labellers scored.
     """
+    columns = ["statistic", "rater_a", "rater_b", "estimate", "ci_low", "ci_high", "n"]
     long = labels_long(labels)
     labellers = sorted(long.loc[long["status"] == "ok", "rater"].unique())
     if len(labellers) < 2:
-        return pd.DataFrame()
+        return pd.DataFrame(columns=[*columns, "n_dropped"])
     rows = [
         cohen_kappa(long, a, b, scale=tuple(levels), weights="quadratic", ci=ci).assign(
             statistic="kappa (quadratic)"
@@ -51,7 +52,6 @@ def inter_human_agreement(
     alpha = krippendorff_alpha(
         long, level_of_measurement="ordinal", scale=tuple(levels), ci=ci
     ).assign(statistic="alpha (ordinal)", rater_a="all labellers", rater_b="")
-    columns = ["statistic", "rater_a", "rater_b", "estimate", "ci_low", "ci_high", "n"]
     return pd.concat([*rows, alpha], ignore_index=True)[[*columns, "n_dropped"]]
 
 

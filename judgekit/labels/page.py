@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from judgekit.labels.session import FRONT_END, STYLE, LabellingSession
+from judgekit.types import UsageError
 
 #: The page: the shared front end, fed by ``page.js`` (a model that talks to this server).
 PAGE = """<!doctype html>
@@ -46,7 +47,10 @@ class LabellingPage:
         self.token = secrets.token_urlsafe(12)
         self._lock = threading.Lock()
         self._page = PAGE.format(title=html.escape(title)).encode("utf-8")
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        try:
+            self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        except OSError as error:
+            raise UsageError(f"--port {port}: {error.strerror}; pick another port") from None
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -21,6 +21,7 @@ import pandas as pd
 from filelock import FileLock
 
 from judgekit.data.atomic import atomic_write_text
+from judgekit.data.tables import read_text_table
 from judgekit.rubrics.base import JinjaRubric
 from judgekit.types import UsageError
 
@@ -65,6 +66,9 @@ def empty_labels() -> pd.DataFrame:
 def read_labels_table(path: str | Path) -> pd.DataFrame:
     """Read ``labels.csv``; a missing file is an empty table (nobody has labelled yet).
 
+    The file may have been saved again by a spreadsheet: ``;`` or tab separated, with a BOM,
+    in Windows-1250/1252, with decimal commas; it reads the same.
+
     Returns:
         The agreed columns; ``score`` as float (NaN unless ``ok``), the rest as text.
 
@@ -75,11 +79,13 @@ def read_labels_table(path: str | Path) -> pd.DataFrame:
     source = Path(path)
     if not source.exists():
         return empty_labels()
-    # utf-8-sig: a file saved again by a spreadsheet may have gained a BOM; it is not data.
-    frame = pd.read_csv(source, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    # Read as tolerantly as an items file: a spreadsheet in a `;` locale, a BOM, Windows-1250.
+    frame = read_text_table(source, what="labels table")
     missing = [c for c in LABEL_TABLE_COLUMNS if c not in frame.columns]
     if missing:
-        raise UsageError(f"{source}: labels table lacks column(s) {missing}")
+        raise UsageError(
+            f"{source}: labels table lacks column(s) {missing}; it has {list(frame.columns)}"
+        )
     bad_status = ~frame["status"].isin(LABEL_STATUSES)
     if bad_status.any():
         row = int(bad_status.to_numpy().argmax())
@@ -87,7 +93,8 @@ def read_labels_table(path: str | Path) -> pd.DataFrame:
             f"{source} row {row + 2}: status {frame['status'].iloc[row]!r} is not one of "
             f"{', '.join(LABEL_STATUSES)}"
         )
-    score = pd.to_numeric(frame["score"].replace("", None), errors="coerce")
+    text = frame["score"].str.strip().str.replace(",", ".", regex=False)  # decimal comma
+    score = pd.to_numeric(text.replace("", None), errors="coerce")
     mismatch = (frame["status"] == "ok") != score.notna()
     if mismatch.any():
         row = int(mismatch.to_numpy().argmax())
@@ -186,3 +193,89 @@ def labels_from_column(
             "rubric_version": rubric_version(rubric),
         }
     )[list(LABEL_TABLE_COLUMNS)]
+
+
+#: Columns of the one table of human labels: every label, whichever file it came from.
+HUMAN_LABEL_COLUMNS: tuple[str, ...] = (
+    "item_id",
+    "rubric",
+    "source",
+    "labeller",
+    "score",
+    "status",
+    "rubric_version",
+)
+#: Where a human label came from.
+ITEMS_FILE, LABELLING_TOOL = "items file", "labelling tool"
+
+
+def column_labeller(column: str) -> str:
+    """The rater name of an items file's label column (``column human``)."""
+    return f"column {column}"
+
+
+def human_label_table(
+    column_labels: pd.DataFrame, column: str, tool_labels: pd.DataFrame
+) -> pd.DataFrame:
+    """One long table of every human label: the items file's column and the labelling tool's.
+
+    Args:
+        column_labels: The items file's label column as ``item_id, rubric, score`` (labelled
+            items only), e.g. a study's ``human_labels.parquet``.
+        column: That column's name (the rater is called ``column NAME``).
+        tool_labels: ``labels.csv`` as :func:`read_labels_table` returns it.
+
+    Returns:
+        :data:`HUMAN_LABEL_COLUMNS`, one row per (item, rubric, rater); ``score`` only when
+        ``status`` is ``ok``. Conflicts between raters stay as they are
+        (:func:`label_conflicts` lists them); nothing is resolved here.
+    """
+    from_column = pd.DataFrame(
+        {
+            "item_id": column_labels["item_id"].astype(str),
+            "rubric": column_labels["rubric"].astype(str),
+            "source": ITEMS_FILE,
+            "labeller": column_labeller(column or "?"),
+            "score": column_labels["score"].astype(float),
+            "status": "ok",
+            "rubric_version": "",
+        }
+    )
+    from_tool = tool_labels.assign(source=LABELLING_TOOL)[list(HUMAN_LABEL_COLUMNS)]
+    parts = [part for part in (from_column, from_tool) if len(part)]
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in HUMAN_LABEL_COLUMNS})
+    table = pd.concat(parts, ignore_index=True)[list(HUMAN_LABEL_COLUMNS)]
+    table["item_id"] = table["item_id"].astype(str)
+    table["score"] = table["score"].astype(float)
+    return table
+
+
+def describe_human_labels(table: pd.DataFrame) -> str:
+    """One line: how many scored labels each rater gave, and from which source."""
+    scored = table[table["status"] == "ok"]
+    if scored.empty:
+        return "no human labels"
+    counts = scored.groupby(["labeller", "source"], sort=True).size().reset_index(name="n")
+    return "; ".join(f"{r.n} by {r.labeller} ({r.source})" for r in counts.itertuples())
+
+
+def label_conflicts(table: pd.DataFrame) -> pd.DataFrame:
+    """Items that two raters scored differently: one row per item, one column per rater.
+
+    Returns:
+        ``item_id, rubric, <rater>...`` (the scores) and ``spread`` (max − min), largest
+        first; empty when every rater who scored an item gave it the same score.
+    """
+    scored = table[table["status"] == "ok"]
+    if scored.empty:
+        return pd.DataFrame(columns=["item_id", "rubric", "spread"])
+    wide = scored.pivot_table(
+        index=["item_id", "rubric"], columns="labeller", values="score", aggfunc="first"
+    )
+    both = wide[wide.notna().sum(axis=1) >= 2]
+    spread = both.max(axis=1) - both.min(axis=1)
+    conflicts = both[spread > 0].assign(spread=spread[spread > 0])
+    conflicts.columns.name = None
+    order = conflicts["spread"].sort_values(ascending=False, kind="stable").index
+    return conflicts.loc[order].reset_index()

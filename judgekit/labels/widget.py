@@ -90,3 +90,13 @@ class LabelWidget(anywidget.AnyWidget):
         self.error = ""
         if advance:
             self.position = min(position + 1, len(self.items) - 1)
+
+
+class LabellingPause(Exception):
+    """Raised right after the widget in a notebook, so that "Run all" stops before the analysis.
+
+    IPython shows its one line instead of a traceback.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]

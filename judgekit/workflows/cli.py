@@ -143,7 +143,10 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     ] = None,
     column_map: Annotated[
         list[str] | None,
-        typer.Option(help="Your prompt's placeholder=Column (repeatable), e.g. question=Question."),
+        typer.Option(
+            help="Your prompt's placeholder=Column, or your header=Column for a packaged rubric "
+            "(repeatable), e.g. question=Question, Reference=Ref_Answer."
+        ),
     ] = None,
     format_reminder: Annotated[
         bool | None,
@@ -276,11 +279,15 @@ def report(
     html: Annotated[
         bool, typer.Option("--html", help="Also write report/report.html (no Jupyter needed).")
     ] = False,
+    own_model: Annotated[
+        list[str] | None,
+        typer.Option(help="JUDGE=ANSWERING_MODEL: the judge's own family (self-preference)."),
+    ] = None,
 ) -> None:
     """Run the analysis notebooks on a study folder; print where they and the figures are."""
     from judgekit.workflows.report import run_report
 
-    run_report(study)
+    run_report(study, own_models=own_model or ())
     if html:
         from judgekit.workflows.html_report import write_html_report
 

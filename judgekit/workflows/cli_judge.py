@@ -21,6 +21,7 @@ from typing import Any, TextIO
 import pandas as pd
 
 from judgekit.data import TABLE_SUFFIXES, Table, read_table, write_id_score_csv, write_table
+from judgekit.data.columns import check_lookalikes, column_map
 from judgekit.data.tidy import LABEL_COLUMNS
 from judgekit.engine import JudgeOptions, ResponseStore, preview
 from judgekit.engine.batch_files import BatchState
@@ -90,7 +91,9 @@ class JudgeCommand:
         batch_api: Judge through the provider's Batch API (:mod:`judgekit.workflows.batch`).
         write_requests: Write the unanswered requests to this batch-input JSONL file instead
             of sending them (:mod:`judgekit.workflows.requests_file`).
-        column_map: ``placeholder=Column`` pairs for a prompt file's placeholders.
+        column_map: ``placeholder=Column`` pairs for a prompt file's placeholders; with a
+            packaged rubric or rubric folder, ``HEADER=COLUMN`` pairs that read the items
+            file's ``HEADER`` as the canonical ``COLUMN`` (``Reference=Ref_Answer``).
         format_reminder: Override the rubric's ``format_reminder`` (``None``: keep it).
         judges: ``[NAME=]PROVIDER:MODEL[@BASE_URL]`` of each judge (``--judge``).
         panel: A panel file of judges (``--panel``, see :mod:`judgekit.workflows.panel`).
@@ -143,11 +146,16 @@ class Prepared:
 
 
 def _writable_folder(path: Path, what: str) -> None:
-    folder = path
+    """Refuse a file whose folder is a file or not writable, naming the value given."""
+    folder = path.parent
     while not folder.exists():
         folder = folder.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"{what} {path}: cannot write into {folder}; choose another location")
+    if not folder.is_dir():
+        raise UsageError(
+            f"{what} {path}: {folder} is a file, not a folder; choose another location"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{what} {path}: the folder {folder} is not writable; choose another")
 
 
 def _check_output(path: Path, items: Path, what: str, suffixes: Sequence[str]) -> None:
@@ -157,7 +165,7 @@ def _check_output(path: Path, items: Path, what: str, suffixes: Sequence[str]) -
         raise UsageError(f"{what} {path} is the items file; choose another name")
     if path.is_dir():
         raise UsageError(f"{what} {path} is a folder; give a file name")
-    _writable_folder(path.parent, what)
+    _writable_folder(path, what)
 
 
 def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
@@ -201,15 +209,20 @@ def prepare(command: JudgeCommand) -> Prepared:
         raise UsageError(f"--sep {command.sep!r}: give one character, e.g. ';' or ','")
     if command.limit is not None and command.limit < 1:
         raise UsageError(f"--limit {command.limit}: give at least 1")
-    rubric = load_any_rubric(command.rubric, command.column_map, command.format_reminder)
+    rubric = load_any_rubric(command.rubric, (), command.format_reminder)
+    prompt = isinstance(rubric, PromptRubric)
+    if prompt and command.column_map:  # a prompt's placeholders; else the items' headers
+        rubric = load_any_rubric(command.rubric, command.column_map, command.format_reminder)
     table = read_table(
         command.items,
-        required=() if isinstance(rubric, PromptRubric) else rubric.required_columns,
+        required=() if prompt else rubric.required_columns,
+        aliases=None if prompt else column_map(command.column_map),
         encoding=command.encoding,
         sep=command.sep,
         sheet=command.sheet,
         limit=command.limit,
     )
+    check_lookalikes(table.frame.columns, rubric.optional_columns, table.path)
     if isinstance(rubric, PromptRubric):
         check_placeholders(rubric, [str(c) for c in table.frame.columns], command.items)
     labelled, label_column, label_note = choose_labels(
@@ -235,6 +248,9 @@ def prepare(command: JudgeCommand) -> Prepared:
 def describe_inputs(prepared: Prepared, err: TextIO) -> None:
     """Say once what is sent, what is not, and where the human labels come from."""
     rubric, items = prepared.rubric, prepared.items
+    if prepared.table.renamed:
+        read_as = ", ".join(f"'{h}' as {c}" for h, c in prepared.table.renamed)
+        print(f"columns read under their canonical names: {read_as}", file=err)
     sent = [c for c in rubric.input_columns if any(c in item.fields for item in items)]
     print(f"{len(items)} items; sent to the judge: {', '.join(sent)}", file=err)
     if prepared.unused_columns:

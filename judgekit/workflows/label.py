@@ -48,17 +48,44 @@ class LabelOptions:
     open_browser: bool = True
 
 
-def study_items(study: Study) -> pd.DataFrame:
-    """The study's items (``items.csv``, read as tolerantly as the user's items file)."""
-    if not study.folder.items.is_file():
-        raise UsageError(f"{study.folder.root}: no items.csv; judge with `judgekit judge --study`")
-    items = read_table(study.folder.items).frame.reset_index(drop=True)
+def study_items(study: Study, items_path: str | Path = "") -> pd.DataFrame:
+    """The study's items: its ``items.csv`` (or ``items_path``), read like any items file.
+
+    Raises:
+        UsageError: If the file is missing.
+    """
+    source = Path(items_path) if items_path else study.folder.items
+    if not source.is_file():
+        raise UsageError(f"{source}: no items file; judge with `judgekit judge --study`")
+    items = read_table(source).frame.reset_index(drop=True)
     items["ID"] = items["ID"].astype(str)
     return items
 
 
-def study_plan(study: Study, n: int | None = None, seed: int = 0) -> tuple[pd.DataFrame, str]:
+def labelling_items(study: Study, plan: pd.DataFrame, items_path: str | Path = "") -> pd.DataFrame:
+    """The planned items in labelling order (see :func:`study_items`).
+
+    Raises:
+        UsageError: If the items file is missing or lacks a planned item.
+    """
+    items = study_items(study, items_path)
+    source = items_path or study.folder.items
+    missing = sorted(set(plan["item_id"]) - set(items["ID"]))
+    if missing:
+        raise UsageError(f"{source}: planned items missing: {', '.join(missing[:5])}")
+    return items.set_index("ID").loc[plan["item_id"]].reset_index()
+
+
+def study_plan(
+    study: Study, n: int | None = None, seed: int = 0, rubric: str = ""
+) -> tuple[pd.DataFrame, str]:
     """The study's labelling plan, made and kept at the first call; and one line about it.
+
+    Args:
+        study: The study.
+        n: Items to label (default: :func:`~judgekit.labels.select.default_label_count`).
+        seed: Seed of the sample and its order.
+        rubric: The rubric whose scores are labelled (default: the first judged).
 
     Raises:
         UsageError: If ``n`` differs from the kept plan's size, or cannot be sampled.
@@ -72,9 +99,11 @@ def study_plan(study: Study, n: int | None = None, seed: int = 0) -> tuple[pd.Da
                 f"--n {n}: {path} already plans {len(plan)} items (every labeller labels the "
                 "same ones); move that file away to plan again"
             )
+        if rubric and rubric not in set(plan["rubric"]):
+            raise UsageError(f"{path} plans labels of {plan['rubric'].iloc[0]}, not {rubric}")
         return plan, f"{len(plan)} items planned in {path.name}"
     verdicts = study.verdicts
-    rubric_name = str(verdicts["rubric"].iloc[0])
+    rubric_name = rubric or str(verdicts["rubric"].iloc[0])
     judge = str(verdicts["model"].iloc[0])
     variant = str(verdicts["variant"].iloc[0])
     run = int(verdicts["run"].min())
@@ -111,11 +140,7 @@ def study_plan(study: Study, n: int | None = None, seed: int = 0) -> tuple[pd.Da
 def label_session(study: Study, options: LabelOptions) -> tuple[LabellingSession, str]:
     """The labeller's session on the study's plan, and the line describing the plan."""
     plan, about = study_plan(study, options.n, options.seed)
-    items = study_items(study)
-    missing = sorted(set(plan["item_id"]) - set(items["ID"]))
-    if missing:
-        raise UsageError(f"{study.folder.items}: planned items missing: {', '.join(missing[:5])}")
-    ordered = items.set_index("ID").loc[plan["item_id"]].reset_index()
+    ordered = labelling_items(study, plan)
     shown = ("Model",) if options.show_model and "Model" in ordered.columns else ()
     rubric = load_rubric(str(plan["rubric"].iloc[0]))
     session = LabellingSession(

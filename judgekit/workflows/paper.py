@@ -40,6 +40,7 @@ from traitlets import default
 from judgekit import __version__, config
 from judgekit.data.atomic import atomic_copy, atomic_write_text
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.parameters import check_names
 
 KERNEL_NAME = "python3"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -224,9 +225,7 @@ def load_parameter_set(params_dir: Path, run_dir: Path, figures_dir: Path) -> li
             raise ValueError(f"{file}: expected a mapping of parameter names to values")
         notebook = notebook_for(file.stem)
         known = set(papermill.inspect_notebook(str(notebook)))
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ValueError(f"{file}: unknown parameter(s) {unknown} for {notebook.name}")
+        check_names(raw, known, f"{file} ({notebook.name})")
         parameters = {
             key: _fill(value, places) if isinstance(value, str) else value
             for key, value in raw.items()

@@ -2,10 +2,11 @@
 
 Parameters are derived from what the folder holds; a notebook whose inputs are absent is
 skipped with a one-line reason. Executed notebooks go to ``DIR/report/``, their tables to
-``DIR/report/tables/`` and figures to ``DIR/report/figures/``; the human labels the notebooks
-read (from the items' label column or the labelling tool's ``labels.csv``) are copied to
-``DIR/report/human_labels.parquet``; each notebook's parameters (or why it was skipped) go
-to ``DIR/report/steps.json``. The notebooks ship with the
+``DIR/report/tables/`` and figures to ``DIR/report/figures/``; each notebook's parameters
+(or why it was skipped) go to ``DIR/report/steps.json``. The human labels (the items' label
+column and the labelling tool's ``labels.csv``, one table) are read by each notebook from the
+folder; the labelling analysis (notebook 08) runs once ``judgekit label`` has made a plan and
+someone labelled. The notebooks ship with the
 project checkout, not the installed package, so this command needs a checkout.
 """
 
@@ -13,18 +14,19 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from judgekit import config
-from judgekit.data import write_table
 from judgekit.data.atomic import atomic_write_text
+from judgekit.labels.table import LABELLING_TOOL
 from judgekit.types import UsageError
 from judgekit.workflows.checkout import require_checkout
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.html_report import REPORT_STEPS
-from judgekit.workflows.study import Study, load_study
+from judgekit.workflows.study import Study, load_study, own_models_setting
 
 
 @dataclass(frozen=True)
@@ -41,12 +43,13 @@ def plan_report(study: Study) -> list[ReportStep]:
     verdicts = study.verdicts
     base = {"judgments_path": str(study.folder.judgments)}
     tables = "tables/"
-    labelled = {**base, "labels_path": str(study.folder.report / "human_labels.parquet")}
+    labelled = base  # each notebook takes the study's one table of human labels
     runs = int(verdicts["run"].nunique())
     variants = list(dict.fromkeys(verdicts["variant"]))
     first_variant, first_run = variants[0], int(verdicts["run"].min())
     batched = int(study.judgments.groupby("request_hash")["item_id"].nunique().max()) > 1
     rubric = str(verdicts["rubric"].iloc[0])
+    tool_labels = (study.human["source"] == LABELLING_TOOL).any()
     judge_column = "judge" if "judge" in verdicts.columns else "model"
     judges = int(verdicts[judge_column].nunique())
     panel_skip = "" if judges >= 2 else f"needs two or more judges (judged {judges}; pass --judge)"
@@ -71,7 +74,8 @@ def plan_report(study: Study) -> list[ReportStep]:
         ),
         ReportStep(
             "05_distributions_and_bias",
-            {**labelled, "run": first_run, "output_dir": tables + "distributions_and_bias"},
+            {**labelled, "run": first_run, "own_models": study.settings.get("own_models", {}),
+             "output_dir": tables + "distributions_and_bias"},
         ),
         ReportStep(
             "06_riddles_study_reproduced",
@@ -85,6 +89,12 @@ def plan_report(study: Study) -> list[ReportStep]:
             "" if batched else "every request held one item: no position within a batch",
         ),
         ReportStep(
+            "08_human_labels",
+            {**base, "coverage_check": "study", "output_dir": tables + "human_labels"},
+            "" if study.folder.labelling_plan.is_file() and tool_labels else
+            "no labels from the labelling tool (`judgekit label STUDY --labeller NAME`)",
+        ),
+        ReportStep(
             "09_judge_panel",
             {**labelled, "variant": first_variant, "run": first_run,
              "output_dir": tables + "judge_panel"},
@@ -93,8 +103,16 @@ def plan_report(study: Study) -> list[ReportStep]:
     ]  # fmt: skip
 
 
-def run_report(folder: str | Path, err: TextIO | None = None) -> Path:
+def run_report(
+    folder: str | Path, err: TextIO | None = None, own_models: Sequence[str] = ()
+) -> Path:
     """Execute the report notebooks on a study folder; return ``DIR/report``.
+
+    Args:
+        folder: The study folder.
+        err: Where progress lines go (default stderr).
+        own_models: ``JUDGE=ANSWERING_MODEL`` pairs for self-preference, saved in the
+            study's ``settings.json`` (so every later report and notebook uses them).
 
     Raises:
         UsageError: If the folder has no judgments or the notebooks are not on disk.
@@ -108,9 +126,20 @@ def run_report(folder: str | Path, err: TextIO | None = None) -> Path:
         raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
     study = load_study(root.resolve(), replies=False)  # to plan: the kernels load their own
     notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
+    if own_models:
+        own_models_setting(study, own_models)
+        study = load_study(root.resolve())
+    own = study.settings.get("own_models", {})
+    print(
+        "self-preference: "
+        + (", ".join(f"{j} belongs to {m}" for j, m in own.items()) if own else
+           "no judge is paired with an answering model (pass --own-model JUDGE=MODEL)"),
+        file=err,
+    )  # fmt: skip
     report = study.folder.report
     (report / "figures").mkdir(parents=True, exist_ok=True)
-    write_table(study.labels, report / "human_labels.parquet")  # whichever file they came from
+    if study.labels_source:
+        print(f"human labels compared with the judge: {study.labels_source}", file=err)
     failures: list[str] = []
     steps = plan_report(study)
     record = [

@@ -13,6 +13,7 @@ A study folder holds::
     human_labels.parquet  item_id, rubric, answer_model, score (from the items' label column)
     labels.csv            long human labels written by the labelling tool (optional)
     labelling_plan.csv    the items to label, with strata and judge scores (not for the labeller)
+    settings.json         study settings every notebook reads (own_models: judge -> its family)
     scores/               one seed-style ID,score file per (rubric, variant, judge, run) + status
                           sidecar
     responses.sqlite      the response store: every paid reply, replayed on a rerun
@@ -36,8 +37,9 @@ import pandas as pd
 
 from judgekit import config
 from judgekit.data import DataError, Table, items_from_frame, read_frame
+from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
-from judgekit.types import Item, Rubric, Status
+from judgekit.types import Item, Rubric, Status, UsageError
 
 #: Item columns that give the analysis its context, when the items file has them.
 #: The study's cluster column: answers to the same question are alike (named here only).
@@ -72,6 +74,7 @@ class StudyFolder:
     human_labels = _InFolder("human_labels.parquet")
     long_labels = _InFolder("labels.csv")  # written by the labelling tool
     labelling_plan = _InFolder("labelling_plan.csv")  # what to label (the labeller never sees it)
+    settings = _InFolder("settings.json")  # the researcher's study settings (own_models, ...)
     scores = _InFolder("scores")
     store = _InFolder("responses.sqlite")
     report = _InFolder("report")
@@ -199,20 +202,30 @@ def human_labels(
     return labels_from_items(items, rubric.name, answer_model_column, column)
 
 
-def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Human labels in the report's form from the labelling tool's long ``labels.csv``.
+def reference_labels(human: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The human rater the judge is compared with, from the one table of human labels.
 
-    Only ``ok`` labels count. With several labellers the first by name is the reference
-    rater (the inter-human comparison is notebook 02's own section).
+    The items file's label column when it has scores (it was delivered with the items and
+    usually covers them all), else the labelling tool's first labeller by name. The other
+    raters are compared with it and with each other (inter-human agreement), never merged.
+
+    Returns:
+        ``item_id, rubric, answer_model, score`` and one line naming the rater and the count.
     """
-    usable = long[long["status"].astype(str) == Status.OK.value].copy()
-    first = sorted(usable["labeller"].astype(str).unique())[:1]
-    usable = usable[usable["labeller"].astype(str).isin(first)]
+    from judgekit.labels.table import ITEMS_FILE
+
+    scored = human[human["status"].astype(str) == Status.OK.value]
+    raters = scored.drop_duplicates("labeller").assign(tool=lambda f: f["source"] != ITEMS_FILE)
+    raters = raters.sort_values(["tool", "labeller"])
+    if raters.empty:
+        return pd.DataFrame(columns=list(LABEL_COLUMNS)), ""
+    first = raters.iloc[0]
+    usable = scored[scored["labeller"] == first["labeller"]]
     models = verdicts.drop_duplicates("item_id").set_index("item_id")
     answer_model = pd.Series("", index=usable.index)
     if "answer_model" in models.columns:
         answer_model = usable["item_id"].astype(str).map(models["answer_model"].astype(str))
-    return pd.DataFrame(
+    labels = pd.DataFrame(
         {
             "item_id": usable["item_id"].astype(str),
             "rubric": usable["rubric"].astype(str),
@@ -221,6 +234,7 @@ def labels_from_long(long: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame
         },
         columns=list(LABEL_COLUMNS),
     ).reset_index(drop=True)
+    return labels, f"{first['labeller']} ({first['source']}, {len(labels)} labels)"
 
 
 @dataclass(frozen=True)
@@ -232,8 +246,13 @@ class Study:
         judgments: The judgments table (final verdicts and foreign-ID rows); without the
             reply texts when loaded with ``replies=False``.
         verdicts: The final verdict per (rubric, variant, model, run, item).
-        labels: Human labels (``item_id, rubric, answer_model, score``), possibly empty.
-        labels_source: Which file the labels came from (``""`` when there are none).
+        labels: The reference human labels (``item_id, rubric, answer_model, score``) the
+            judge is compared with, possibly empty (:func:`reference_labels`).
+        labels_source: Which rater and source they are, with their count (``""``: none);
+            every notebook prints it and writes it beside the figures computed from them.
+        human: Every human label, from the items file and the labelling tool
+            (:func:`~judgekit.labels.table.human_label_table`).
+        settings: The study's ``settings.json`` (:func:`read_settings`).
         cluster: The cluster column (:data:`CLUSTER_COLUMN`) when the judgments carry it (an
             item without a value is then an error in every clustered statistic).
         judges: The panel as ``study.json`` lists it (label, provider, model, base URL, key
@@ -246,6 +265,8 @@ class Study:
     verdicts: pd.DataFrame
     labels: pd.DataFrame
     labels_source: str
+    human: pd.DataFrame
+    settings: dict[str, Any]
     judges: tuple[Mapping[str, Any], ...] = ()
 
     @property
@@ -255,16 +276,24 @@ class Study:
         return CLUSTER_COLUMN if column is not None and column.notna().any() else None
 
 
-def output_folders(figures_dir: str, output_dir: str, name: str) -> tuple[Path, Path]:
-    """A notebook's figure and table folders (defaults under ``config``); the tables one exists.
+def output_folders(
+    figures_dir: str, output_dir: str, name: str, report: Path | None = None
+) -> tuple[Path, Path]:
+    """A notebook's figure and table folders; the tables one exists.
 
     Args:
-        figures_dir: The notebook's ``figures_dir`` parameter (empty: ``config.FIGURES_DIR``).
-        output_dir: Its ``output_dir`` parameter (empty: ``config.RUNS_DIR / name``).
+        figures_dir: The notebook's ``figures_dir`` parameter (empty: ``report/figures``, or
+            ``config.FIGURES_DIR`` without a study).
+        output_dir: Its ``output_dir`` parameter (empty: ``report/tables/name``, or
+            ``config.RUNS_DIR / name`` without a study).
         name: The notebook's default table folder name.
+        report: The study's report folder, where a study's outputs go by default (never
+            into the checkout).
     """
-    figures = Path(figures_dir) if figures_dir else config.FIGURES_DIR
-    tables = Path(output_dir) if output_dir else config.RUNS_DIR / name
+    figures_default = report / "figures" if report else config.FIGURES_DIR
+    tables_default = report / "tables" / name if report else config.RUNS_DIR / name
+    figures = Path(figures_dir) if figures_dir else figures_default
+    tables = Path(output_dir) if output_dir else tables_default
     tables.mkdir(parents=True, exist_ok=True)
     return figures, tables
 
@@ -286,30 +315,31 @@ def load_study(path: str | Path, labels_path: str | Path = "", *, replies: bool 
 
     Args:
         path: A study folder, or a judgments table whose folder holds the labels.
-        labels_path: A human labels table (default: ``human_labels.parquet``, then the
-            labelling tool's ``labels.csv``, in the judgments' folder; none is fine).
+        labels_path: A human labels table to compare the judges with instead of the
+            reference rater (:func:`reference_labels`); every label of the folder stays in
+            ``Study.human`` either way.
         replies: Load the reply texts, each held once (:func:`judgekit.data.tidy.read_judgments`);
             the report notebooks need none and load without them.
 
     Raises:
         DataError: If the judgments or a named labels file cannot be read.
     """
+    from judgekit.labels.table import human_label_table, read_labels_table  # judging needs none
+
     source = _judgments_file(Path(path))
     folder = StudyFolder(source.parent)
     judgments = read_judgments(source, replies=replies)
     verdicts = final_verdicts(judgments)
-    labels = pd.DataFrame(columns=list(LABEL_COLUMNS))
-    found = ""
+    column = pd.DataFrame(columns=list(LABEL_COLUMNS))
+    if folder.human_labels.is_file():
+        column = read_frame(folder.human_labels, required=LABEL_COLUMNS, what="human labels")
+    human = human_label_table(column, _label_column(folder), read_labels_table(folder.long_labels))
+    labels, found = reference_labels(human, verdicts)
     if labels_path:
-        labels, found = read_frame(labels_path, required=LABEL_COLUMNS), str(labels_path)
-    elif folder.human_labels.is_file():
-        labels, found = read_frame(folder.human_labels, required=LABEL_COLUMNS), "human_labels"
-    if labels.empty and folder.long_labels.is_file():
-        from judgekit.labels.table import LABEL_TABLE_COLUMNS  # here: judging needs no labels
-
-        long = read_frame(folder.long_labels, required=LABEL_TABLE_COLUMNS, what="labels file")
-        labels, found = labels_from_long(long, verdicts), str(folder.long_labels)
+        labels = read_frame(labels_path, required=LABEL_COLUMNS, what="human labels table")
+        found = f"{labels_path} ({len(labels)} labels)"
     labels["item_id"] = labels["item_id"].astype(str)
+    found = found if len(labels) else ""
     judges: tuple[Mapping[str, Any], ...] = ()
     if folder.manifest.is_file():
         try:
@@ -318,7 +348,70 @@ def load_study(path: str | Path, labels_path: str | Path = "", *, replies: bool 
             )
         except (OSError, ValueError, AttributeError):
             raise DataError(folder.manifest, "not a study.json judgekit wrote") from None
-    return Study(folder, judgments, verdicts, labels, found if len(labels) else "", judges)
+    return Study(folder, judgments, verdicts, labels, found, human, read_settings(folder), judges)
+
+
+def read_settings(folder: StudyFolder) -> dict[str, Any]:
+    """The study's ``settings.json`` (``{}`` when it has none).
+
+    ``own_models`` maps a judge model to the answering model of its family (self-preference).
+
+    Raises:
+        DataError: If the file is not a JSON object.
+    """
+    if not folder.settings.is_file():
+        return {}
+    try:
+        settings = json.loads(folder.settings.read_text(encoding="utf-8-sig"))
+    except ValueError as error:
+        raise DataError(folder.settings, f"not valid JSON ({error})") from None
+    if not isinstance(settings, dict):
+        raise DataError(folder.settings, "must hold a JSON object of settings")
+    return settings
+
+
+def own_models_setting(study: Study, pairs: Sequence[str]) -> dict[str, str]:
+    """Check ``JUDGE=MODEL`` pairs against the study and merge them into its settings.
+
+    Returns:
+        The study's ``own_models`` after the merge (saved to ``settings.json`` when changed).
+
+    Raises:
+        UsageError: For a pair without ``=``, or a judge or answering model the study does
+            not have (one line, with the closest name).
+    """
+    from judgekit.workflows.parameters import close_match
+
+    own = dict(study.settings.get("own_models", {}))
+    judges = set(study.verdicts["model"].astype(str))
+    models = set(study.verdicts.get("answer_model", pd.Series(dtype=str)).dropna().astype(str))
+    for pair in pairs:
+        judge, sep, model = (part.strip() for part in pair.partition("="))
+        if not sep or not judge or not model:
+            raise UsageError(f"--own-model {pair!r}: write JUDGE=ANSWERING_MODEL")
+        if judge not in judges:
+            raise UsageError(
+                f"--own-model {pair}: no judge {judge!r} in the study{close_match(judge, judges)}"
+            )
+        if model not in models:
+            raise UsageError(
+                f"--own-model {pair}: no answering model {model!r} in the study"
+                f"{close_match(model, models)} (the items' Model column)"
+            )
+        own[judge] = model
+    if own != study.settings.get("own_models", {}):
+        text = json.dumps({**study.settings, "own_models": own}, indent=1) + "\n"
+        atomic_write_text(study.folder.settings, text)
+    return own
+
+
+def _label_column(folder: StudyFolder) -> str:
+    """The items file's label column, as the study's manifest names it (``label`` if none)."""
+    try:
+        manifest = json.loads(folder.manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "label"
+    return str(manifest.get("label_column") or "label") if isinstance(manifest, dict) else "label"
 
 
 def open_report(
@@ -328,6 +421,7 @@ def open_report(
     *,
     figures_dir: str = "",
     output_dir: str = "",
+    replies: bool = False,
 ) -> tuple[Study, Path, Path]:
     """The opening of a report notebook: the plot style, its study and its output folders.
 
@@ -337,6 +431,7 @@ def open_report(
         labels_path: Its ``labels_path`` parameter (see :func:`load_study`).
         figures_dir: Its ``figures_dir`` parameter (see :func:`output_folders`).
         output_dir: Its ``output_dir`` parameter (see :func:`output_folders`).
+        replies: Load the judge's reasons and raw replies too (a review of disagreements).
 
     Returns:
         The study, the figure folder and the table folder (created).
@@ -344,8 +439,8 @@ def open_report(
     from judgekit import plots  # here: `judgekit judge` imports no plotting library
 
     plots.apply_style()
-    study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path, replies=False)
-    figures, tables = output_folders(figures_dir, output_dir, name)
+    study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path, replies=replies)
+    figures, tables = output_folders(figures_dir, output_dir, name, study.folder.report)
     return study, figures, tables
 
 

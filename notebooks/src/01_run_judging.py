@@ -52,7 +52,10 @@ from judgekit.workflows.accumulate import score_file
 from judgekit.workflows.batch import judge_in_batches
 from judgekit.workflows.clients import EndpointOptions
 from judgekit.workflows.panel import check_panel, judge_panel, panel_clients, panel_from_entries
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
+
+check_parameters(globals(), "01_run_judging")  # stops at an unknown parameter
 
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
 out = Path(output_dir) if output_dir else config.RUNS_DIR / "judging"

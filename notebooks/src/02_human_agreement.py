@@ -12,7 +12,6 @@
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
 labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
 repeats_path: str = ""  # judgments with repeated runs for seed 004's consistency check; empty: none
-labels_table_path: str = ""  # long labels.csv of notebook 08; empty: labels.csv in the study folder
 variant: str = "base"  # prompt variant compared with the human
 run: int = 1  # run compared with the human
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
@@ -20,8 +19,8 @@ n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
 threshold: float = 0.8  # seed 004's agreement gate for the quadratic weighted kappa
 min_expected_kappa: float = -1.0  # assert every quadratic kappa reaches this; -1 checks nothing
-figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
-output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "human_agreement"
+figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
+output_dir: str = ""  # folder for tables; empty: STUDY/report/tables/human_agreement
 
 # %%
 
@@ -33,11 +32,15 @@ from IPython.display import display
 from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import HUMAN, VERDICT_KEYS, rater_table, shared_scored_items
+from judgekit.labels.table import describe_human_labels, label_conflicts
 from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
 from judgekit.stats.protocol import seed004_report
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, load_study, open_report
+
+check_parameters(globals(), "02_human_agreement")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
     "human_agreement", judgments_path, labels_path, figures_dir=figures_dir, output_dir=output_dir
@@ -46,6 +49,8 @@ verdicts, labels = study.verdicts, study.labels
 rubrics = [r for r in pd.unique(verdicts["rubric"]) if (labels["rubric"] == r).any()]
 judges = list(pd.unique(verdicts["model"]))
 print(f"rubrics with human labels: {rubrics}; judges: {judges}")
+print(f"human labels compared with the judges: {study.labels_source or 'none'}")
+print(f"every human label of the study: {describe_human_labels(study.human)}")
 assert rubrics, "no rubric of the judgments table has human labels"
 
 # %% [markdown]
@@ -69,6 +74,7 @@ rows = [
     for label, weights in KAPPA_WEIGHTS.items()
 ]
 kappas = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+kappas = kappas.assign(human_labels=study.labels_source)  # which labels every row used
 write_table(kappas, tables / "kappa_family.csv")
 display(kappas)
 for line in figure_notes(kappas, ["rubric", "rater_a", "kappa"]):
@@ -225,8 +231,10 @@ assert seed004.empty or "human_agreement" in set(seed004["check"])
 # %% [markdown]
 # ## Between people, and the calibration record
 #
-# When two or more people labelled the same items (notebook 08's `labels.csv`), their
-# agreement with each other is the ceiling a judge can be expected to reach. The calibration
+# Every human label of the study is one table: the items file's label column (rater
+# `column NAME`) and the labelling tool's `labels.csv` (one rater per labeller). Wherever two
+# raters scored the same items, their agreement with each other is the ceiling a judge can be
+# expected to reach; items they scored differently are listed, not resolved. The calibration
 # record notebook 08 wrote binds the agreement figures to the judge, rubric version, variant
 # and prompt; a warning below means the judging reported here no longer matches it.
 
@@ -237,22 +245,27 @@ from judgekit.labels import (
     inter_human_agreement,
     prompt_hash,
     read_calibration,
-    read_labels_table,
     rubric_version,
 )
 
-people = read_labels_table(labels_table_path or study.folder.long_labels)
+people = study.human
 for rubric in sorted(set(people["rubric"])):
+    mine = people[people["rubric"] == rubric]
     between = inter_human_agreement(
-        people[people["rubric"] == rubric],
-        load_rubric(rubric).scale.allowed,
-        ci=replace(interval, method="bca"),
+        mine, load_rubric(rubric).scale.allowed, ci=replace(interval, method="bca")
     )
     if between.empty:
-        print(f"{rubric}: one labeller, no inter-human agreement")
+        print(
+            f"{rubric}: one human rater ({describe_human_labels(mine)}), no inter-human agreement"
+        )
     else:
         write_table(between, tables / f"inter_human_{rubric}.csv")
         display(between.assign(rubric=rubric))
+    conflicts = label_conflicts(mine)
+    if len(conflicts):
+        print(f"{rubric}: {len(conflicts)} item(s) scored differently by two raters:")
+        display(conflicts)
+        write_table(conflicts, tables / f"label_conflicts_{rubric}.csv")
 calibration = read_calibration(study.folder.root / "calibration.json")
 if calibration is None:
     print("no calibration record yet (notebook 08 writes one)")

@@ -15,8 +15,8 @@ ci_method: str = "bca"  # interval of kappa and alpha: "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
 min_expected_identical: float = 0.0  # assert every share identical reaches this; 0 checks nothing
-figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
-output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "run_consistency"
+figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
+output_dir: str = ""  # folder for tables; empty: STUDY/report/tables/run_consistency
 
 # %%
 
@@ -32,7 +32,10 @@ from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import run_consistency
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, open_report
+
+check_parameters(globals(), "03_run_consistency")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
     "run_consistency", judgments_path, figures_dir=figures_dir, output_dir=output_dir

@@ -14,8 +14,8 @@ ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
 min_expected_kappa: float = -1.0  # assert every pairwise kappa reaches this; -1 checks nothing
-figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
-output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "paraphrase_sensitivity"
+figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
+output_dir: str = ""  # folder for tables; empty: STUDY/report/tables/paraphrase_sensitivity
 
 # %%
 
@@ -31,7 +31,10 @@ from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import paraphrase_sensitivity
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, open_report
+
+check_parameters(globals(), "04_paraphrase_sensitivity")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
     "paraphrase_sensitivity", judgments_path, figures_dir=figures_dir, output_dir=output_dir

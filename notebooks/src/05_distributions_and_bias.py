@@ -12,9 +12,9 @@
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
 labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
 run: int = 1  # run analysed
-own_models: dict = {}  # judge model -> the answering model it belongs to (self-preference)
-figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
-output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "distributions_and_bias"
+own_models: dict = {}  # judge -> answering model of its family; empty: the study settings
+figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
+output_dir: str = ""  # folder for tables; empty: STUDY/report/tables/distributions_and_bias
 
 # %%
 
@@ -30,10 +30,13 @@ from judgekit.data.tidy import (
 )
 from judgekit.rubrics import load_rubric
 from judgekit.stats import Columns
-from judgekit.stats.bias import length_bias, self_preference
+from judgekit.stats.bias import BIAS_COLUMNS, length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
 from judgekit.stats.significance import adjust_p
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, open_report
+
+check_parameters(globals(), "05_distributions_and_bias")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
     "distributions_and_bias", judgments_path, labels_path, figures_dir=figures_dir,
@@ -135,9 +138,15 @@ for line in figure_notes(lengths, ["rubric", "judge", "term"]):
 # judges paired with an answering model in `own_models` can be probed.
 
 # %%
-bias = pd.DataFrame()
+own_models = own_models or study.settings.get("own_models", {})
+bias = pd.DataFrame(columns=[*BIAS_COLUMNS, "rubric"])
 if not own_models:
-    print("own_models is empty: no judge is paired with an answering model, nothing to probe")
+    print(
+        "self-preference not probed: no judge is paired with an answering model "
+        "(`judgekit report STUDY --own-model JUDGE=MODEL`, or the own_models parameter)"
+    )
+else:
+    print("self-preference: " + ", ".join(f"{j} belongs to {m}" for j, m in own_models.items()))
 for rubric in rubrics if own_models else []:
     paired = with_human_score(long[rubric])
     paired = paired[paired["variant"] == "base"]
@@ -145,7 +154,9 @@ for rubric in rubrics if own_models else []:
         print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
         continue
     result = self_preference(paired, own=own_models, author_col="answer_model", columns=by_cluster)
-    bias = pd.concat([bias, result.assign(rubric=rubric)], ignore_index=True)
+    bias = pd.concat(
+        [bias.dropna(axis=1, how="all"), result.assign(rubric=rubric)], ignore_index=True
+    )
 if not bias.empty and "p_value" in bias:
     # One family per method: the same question asked of every judge and rubric.
     bias = adjust_p(bias[bias["method"] != "none"], family=["method"])

@@ -50,7 +50,10 @@ from judgekit.stats.agreement import cohen_kappa, confusion_table
 from judgekit.stats.bias_panel import PANEL_METHODS, panel_self_preference
 from judgekit.stats.multirater import krippendorff_alpha
 from judgekit.stats.significance import adjust_p
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import output_folders
+
+check_parameters(globals(), "06_riddles_study_reproduced")  # stops at an unknown parameter
 
 plots.apply_style()
 figures, tables = output_folders(figures_dir, output_dir, "riddles_study")

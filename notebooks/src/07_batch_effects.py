@@ -30,8 +30,8 @@ max_reasks: int = 1  # re-asks of the rows a reply left unscored, per batch
 seed: int = 0  # request seed sent to the judge
 n_boot: int = 2000  # cluster-bootstrap resamples of each batch size's kappa interval
 bootstrap_seed: int = 0  # seed of those resamples
-figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
-output_dir: str = ""  # folder for tables and the response store; empty: RUNS_DIR/batch_effects
+figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
+output_dir: str = ""  # tables and the response store; empty: STUDY/report/tables/batch_effects
 
 # %%
 from pathlib import Path
@@ -46,7 +46,10 @@ from judgekit.stats import CI, Columns, leniency_drift_verdict, position_effects
 from judgekit.stats.significance import adjust_p
 from judgekit.workflows.batch_probe import batch_size_sensitivity
 from judgekit.workflows.clients import default_judge_client
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import open_report, study_items
+
+check_parameters(globals(), "07_batch_effects")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
     "batch_effects", judgments_path, labels_path, figures_dir=figures_dir, output_dir=output_dir

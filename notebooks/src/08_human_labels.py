@@ -1,289 +1,319 @@
 # %% [markdown]
 # # Human labels: choose, label, compare, correct
 #
-# The judge is only as trustworthy as its agreement with people. This notebook closes the loop
-# in JupyterLab: it **chooses** which of the judged items a person should label (a seeded
-# sample covering the judge's whole scale, plus items where runs or prompt variants disagree,
-# and the kappa precision that label count buys), lets each person **label** them blind in a
-# keyboard widget (set `labeller` to your name), **compares** people with each other and with
-# the judge, and **corrects** each answering model's mean score with prediction-powered
-# inference: all judge scores plus the few labels give an interval that is honest about the
-# judge's bias. Run headless (papermill, CI), it takes the labels from a file instead.
+# The judge is only as trustworthy as its agreement with people. This notebook **chooses**
+# which judged items people should label (a seeded sample covering the judge's whole scale,
+# balanced over the answering models, plus items where runs or prompt variants disagree; the
+# planner sizes it), lets each person **label** them blind (`judgekit label STUDY --labeller
+# NAME` opens a page of its own; here, set `labeller` to label in JupyterLab), **compares**
+# every human rater with each other and with the judge, and **corrects** each answering
+# model's mean score with prediction-powered inference. `judgekit report STUDY` runs it once
+# the study has labels.
+#
+# All human labels are one table: the items file's label column (rater `column NAME`) and
+# the labelling tool's `labels.csv` (one rater per labeller). Every figure below names the
+# rater it used, and where two raters scored an item differently the item is listed.
 
 # %% tags=["parameters"]
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
-dataset_path: str = ""  # the judged items (ID + rubric columns); empty: the demo riddles
-rubric_name: str = "riddle_accuracy"  # rubric whose scores are labelled
-judge_model: str = ""  # judge compared with the people; empty: the first in the table
-variant: str = "base"  # prompt variant compared with the people
-run: int = 1  # run compared with the people
-n_labels: int = 12  # items to label
-disagreement_share: float = 0.25  # at most this share of them from disputed items
+dataset_path: str = ""  # the judged items (ID + rubric columns); empty: the study's items.csv
+rubric_name: str = ""  # rubric whose scores are labelled; empty: the first judged
+n_labels: int = 0  # items to label (first run only); 0: as planned, at least 5 per answering model
+seed: int = 0  # seed of the sample, its order and every resampling step
 expected_kappa: float = 0.8  # agreement the planner assumes (seed 004's gate)
-seed: int = 0  # seed of the sample and every resampling step
-group_column: str = "Model"  # dataset column naming the answering model
-labels_path: str = ""  # the study's labels.csv; empty: labels.csv beside the judgments
-labeller: str = ""  # your name: shows the labelling widget; empty: headless (labels from file)
-label_column: str = ""  # headless, no labels file yet: dataset column holding a person's labels
+labeller: str = ""  # your name: label here in JupyterLab; empty: analyse the labels
 endpoint: str = ""  # the judge's base URL, for the calibration record (never a key)
 n_boot: int = 1000  # bootstrap replicates of the kappa intervals
+coverage_check: str = "riddles"  # PPI coverage check on: "riddles" (published), "study", "none"
 scores_path: str = ""  # riddles v2 scores for the PPI check; empty: config.DATA_DIR / ...
-ppi_labels: int = 30  # labels per subsample in the PPI check (spread over the three models)
+ppi_labels: int = 30  # labels per subsample in the PPI check (spread over the models)
 n_subsamples: int = 200  # subsamples in the PPI check
-figures_dir: str = ""  # folder for figures; empty: config.FIGURES_DIR
-output_dir: str = ""  # folder for tables; empty: config.RUNS_DIR / "human_labels"
+figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
+output_dir: str = ""  # folder for tables; empty: STUDY/report/tables/human_labels
 
 # %%
-from pathlib import Path
-
 import pandas as pd
 from IPython.display import display
 
 from judgekit import config, plots
-from judgekit.data import read_table, write_table
+from judgekit.data import write_table
 from judgekit.labels import (
     calibration_record,
-    consensus,
     describe_calibration,
     disagreements,
     inter_human_agreement,
-    labels_from_column,
-    read_labels_table,
     rubric_version,
-    select_for_labelling,
     write_calibration,
-    write_labels_table,
 )
-from judgekit.labels.widget import LabelWidget
+from judgekit.labels.table import describe_human_labels, label_conflicts
 from judgekit.plots import plot_planner, plot_ppi_study
 from judgekit.riddles import riddles_v2_wide
 from judgekit.rubrics import load_rubric
-from judgekit.stats import CI, corrected_means, coverage_summary, ppi_coverage
+from judgekit.stats import CI, corrected_means, coverage_summary, plan_kappa_halfwidth, ppi_coverage
 from judgekit.stats.agreement import cohen_kappa
 from judgekit.types import UsageError
+from judgekit.workflows.label import labelling_items, study_items, study_plan
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, open_report
 
-study, figures, tables = open_report(
-    "human_labels", judgments_path, figures_dir=figures_dir, output_dir=output_dir
-)
-dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo/riddles_demo.csv"
-labels_file = Path(labels_path) if labels_path else study.folder.long_labels
-rubric = load_rubric(rubric_name)
-items = read_table(dataset).frame
-items["ID"] = items["ID"].astype(str)
-verdicts = study.verdicts
-verdicts = verdicts[verdicts["rubric"] == rubric_name]
-judge = judge_model or str(verdicts["model"].iloc[0])
-verdicts = verdicts[verdicts["model"] == judge]
-levels = rubric.scale.allowed
-print(f"{len(items)} items in {dataset.name}; judge {judge}; rubric {rubric_name} {levels}")
-assert not verdicts.empty, f"no verdicts of {judge} on {rubric_name} in {study.folder.root}"
+check_parameters(globals(), "08_human_labels")  # stops at an unknown parameter
 
-# %% [markdown]
-# ## Choose what to label
+study, figures, tables = open_report(
+    "human_labels", judgments_path, figures_dir=figures_dir, output_dir=output_dir, replies=True
+)  # the judge's reasons are for the disagreement review below, never for the labeller
+plan, about = study_plan(study, n_labels or None, seed, rubric_name)
+rubric = load_rubric(str(plan["rubric"].iloc[0]))
+levels = rubric.scale.allowed
+print(f"{about}; rubric {rubric.name} {levels}")  # the plan itself is not shown: it is not blind
 
 # %%
-groups = dict(zip(items["ID"], items[group_column].astype(str), strict=True))
-plan = select_for_labelling(
-    verdicts,
-    n_labels,
-    seed=seed,
-    levels=levels,
-    groups=groups,
-    disagreement_share=disagreement_share,
-    variant=variant,
-    run=run,
+precision = plan_kappa_halfwidth(
+    plan["judge_score"].astype(float).to_numpy(),
+    levels,
+    sorted({10, 20, 30, 50, 100, len(plan)}),
     expected_kappa=expected_kappa,
+    seed=seed,
 )
-print(plan.summary())
-assert len(plan.items) == n_labels and plan.items["item_id"].is_unique
-display(plan.items.drop(columns="judge_score"))  # the labeller must not see the judge's score
-display(plan.precision)
-write_table(plan.precision, tables / "planner.csv")
-fig = plot_planner(plan.precision, chosen=n_labels)
+write_table(precision, tables / "planner.csv")
+fig = plot_planner(precision, chosen=len(plan))
 saved = plots.save_figure(fig, "labels_planner", folder=figures)
 
 # %% [markdown]
 # **Figure: how wide the judge-versus-human kappa interval will be.** Simulated from the
-# judge's own score distribution, assuming the stated agreement; the orange dot is the label
-# count chosen above.
+# judge's score distribution on the planned items, assuming the stated agreement; the orange
+# dot is the planned label count.
 
 # %% [markdown]
 # ## Label blind
 #
-# With `labeller` set, the widget below shows one item at a time: the rubric's scale and
-# anchors, the question, the answer and the reference, never the judge's score. A digit key
-# scores, `s` skips, `a` abstains, arrows move; every label is saved at once to `labels.csv`,
-# and running the cell again resumes at the first item you have not labelled. Each person
-# uses their own name on the same file. When done, run the cells below.
+# With `labeller` set, the widget below shows one planned item at a time: the rubric's scale
+# and anchors, the question, the answer and the reference; never the judge's score or
+# reason, the answering model or the item's ID. A digit scores, `s` skips (the item comes
+# back), `a` abstains where the rubric allows it, arrows move; every label is saved at once to
+# the study's `labels.csv`, and running this cell again resumes. Once labelled, set
+# `labeller` to empty (or run `judgekit report STUDY`) for the analysis below.
 
 # %%
-to_label = items.set_index("ID").loc[plan.items["item_id"]].reset_index()
 if labeller:
-    display(LabelWidget(to_label, rubric, labels_file, labeller))
-elif not labels_file.exists():
-    column = label_column or rubric.label_column
-    delivered = labels_from_column(to_label, column, labeller="dataset", rubric=rubric)
-    write_labels_table(delivered, labels_file)
-    print(f"headless: the selected items' labels from column {column} -> {labels_file}")
-else:
-    print(f"headless: labels from {labels_file}")
+    from judgekit.labels.widget import LabellingPause, LabelWidget
+
+    to_label = labelling_items(study, plan, dataset_path)
+    display(LabelWidget(to_label, rubric, study.folder.long_labels, labeller))
+    raise LabellingPause("labelling: the analysis below waits until `labeller` is empty")
 
 # %% [markdown]
-# ## Compare: people with each other, the judge with the people
+# ## Every human label, and where raters differ
 
 # %%
-labels = read_labels_table(labels_file)
-labels = labels[labels["rubric"] == rubric_name]
-stale = sorted(set(labels["rubric_version"]) - {rubric_version(rubric)})
+human = study.human[study.human["rubric"] == rubric.name]
+print(f"human labels of {rubric.name}: {describe_human_labels(human)}")
+stale = sorted(set(human["rubric_version"].dropna()) - {rubric_version(rubric), ""})
 if stale:
     print(f"warning: some labels were made with another version of the rubric: {stale}")
-human = consensus(labels)
-if human.empty:
+scored = human[human["status"] == "ok"]
+if scored.empty:
     raise UsageError(
-        f"no scored labels for {rubric_name} in {labels_file} yet: label the items above "
-        "(or give labels_path / label_column), then run this cell and those below"
+        f"no scored labels for {rubric.name} in {study.folder.root} yet: label with "
+        f"`judgekit label {study.folder.root} --labeller NAME`, then run this again"
     )
-print(f"{len(labels)} labels by {labels['labeller'].nunique()} labeller(s); {len(human)} scored")
+conflicts = label_conflicts(human)
+write_table(conflicts, tables / "label_conflicts.csv")
+if conflicts.empty:
+    print("no item was scored differently by two raters")
+else:
+    print(f"{len(conflicts)} item(s) scored differently by two raters (none is resolved):")
+    display(conflicts)
 interval = CI("bca", n_boot=n_boot, seed=seed)  # every kappa interval here
-between_people = inter_human_agreement(labels, levels, ci=interval)
+between_people = inter_human_agreement(human, levels, ci=interval)
 if between_people.empty:
-    print("one labeller: no inter-human agreement (the ceiling for the judge) yet")
+    print("one rater only: no inter-human agreement (the ceiling for the judge) yet")
 else:
     display(between_people)
-    write_table(between_people, tables / "inter_human_agreement.csv")
+write_table(between_people, tables / "inter_human_agreement.csv")
+
+# %% [markdown]
+# ## The judge with each human rater
+#
+# The judge's verdicts on the plan's variant and run, against every rater in turn (on the
+# items both scored); the `human_labels` column says which rater each row used.
+
+# %%
+judge, variant, run = (
+    str(plan["judge"].iloc[0]),
+    str(plan["variant"].iloc[0]),
+    int(plan["run"].iloc[0]),
+)
+verdicts = study.verdicts[
+    (study.verdicts["rubric"] == rubric.name) & (study.verdicts["model"] == judge)
+]
 chosen = verdicts[(verdicts["variant"] == variant) & (verdicts["run"] == run)]
-long = pd.concat(
+judge_long = pd.DataFrame(
+    {
+        "item": chosen["item_id"],
+        "rater": "judge",
+        "score": chosen["score"],
+        "status": chosen["status"],
+    }
+)
+
+
+def versus(rater: str) -> pd.DataFrame:
+    """Quadratic kappa of the judge against one human rater."""
+    theirs = scored[scored["labeller"] == rater]
+    long = pd.concat(
+        [
+            judge_long,
+            pd.DataFrame(
+                {
+                    "item": theirs["item_id"],
+                    "rater": "human",
+                    "score": theirs["score"],
+                    "status": "ok",
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    return cohen_kappa(long, "judge", "human", scale=levels, weights="quadratic", ci=interval)
+
+
+raters = sorted(scored["labeller"].unique())
+judge_vs_human = pd.concat(
     [
-        pd.DataFrame(
-            {
-                "item": chosen["item_id"],
-                "rater": "judge",
-                "score": chosen["score"],
-                "status": chosen["status"],
-            }
-        ),
-        pd.DataFrame(
-            {"item": human["item_id"], "rater": "human", "score": human["score"], "status": "ok"}
-        ),
+        versus(r).assign(statistic="kappa (quadratic)", rater_a=judge, rater_b=r, human_labels=r)
+        for r in raters
     ],
     ignore_index=True,
 )
-judge_vs_human = cohen_kappa(
-    long, "judge", "human", scale=levels, weights="quadratic", ci=interval
-).assign(statistic="kappa (quadratic)", rater_a=judge)
 display(judge_vs_human)
-for line in figure_notes(judge_vs_human, ["statistic", "rater_a"]):
+for line in figure_notes(judge_vs_human, ["statistic", "rater_b"]):
     print(line)
 write_table(judge_vs_human, tables / "judge_vs_human.csv")
 
 # %% [markdown]
-# The items where judge and people differ most, with the judge's reason and raw reply, for
-# every variant and run (filter the table by `model`, `variant` or `run`):
+# The items where the judge and the reference rater differ most, with the judge's reason and
+# raw reply, for every variant and run (filter the table by `variant` or `run`):
 
 # %%
-context = items[["ID", group_column, "Question", "Answer"]].rename(
-    columns={"ID": "item_id", group_column: "answer_model"}
+reference = study.labels[study.labels["rubric"] == rubric.name]
+print(f"reference rater: {study.labels_source}")
+items = study_items(study, dataset_path)
+context = items[[c for c in ("ID", "Question", "Answer") if c in items.columns]].rename(
+    columns={"ID": "item_id"}
 )
-review = disagreements(verdicts, labels, context=context, top=10)
-display(review)
-write_table(review, tables / "disagreements.csv")
+reference_long = reference.assign(labeller="reference", status="ok")
+review = disagreements(verdicts, reference_long, context=context, top=10)
+display(review.assign(human_labels=study.labels_source))
+write_table(review.assign(human_labels=study.labels_source), tables / "disagreements.csv")
 
 # %% [markdown]
 # ## Correct: each model's mean score from all judge scores plus the labels
 #
-# Prediction-powered inference (Angelopoulos et al., *Science* 2023, via `ppi-python`):
-# the judge's mean over every item, corrected by its average error on the labelled items.
-# With a handful of labels per model the intervals use Student's t (n − 1 degrees of freedom)
-# where `ppi-python` uses the normal quantile; the `note` column says why a row has none.
+# Prediction-powered inference (Angelopoulos et al., *Science* 2023, via `ppi-python`): the
+# judge's mean over every item, corrected by its average error on the labelled items, with
+# Student's t (n − 1 degrees of freedom) for the handful of labels per model. The labels are
+# the labelling tool's first labeller's when the tool has labels (the planned sample), else
+# the reference rater's on the planned items; the `human_labels` column says whose.
 
 # %%
+tool = scored[scored["source"] == "labelling tool"]
+if len(tool):
+    ppi_rater = sorted(tool["labeller"])[0]
+    ppi_scores = tool[tool["labeller"] == ppi_rater].set_index("item_id")["score"]
+else:  # no one has labelled yet: the reference rater's labels of the planned items stand in
+    ppi_rater = f"{study.labels_source.split(' (')[0]} on the {len(plan)} planned items"
+    planned = reference[reference["item_id"].isin(plan["item_id"])]
+    ppi_scores = planned.set_index("item_id")["score"]
+print(f"labels used for PPI: {ppi_rater}")
+has_models = "answer_model" in chosen.columns
 judge_and_human = pd.DataFrame(
     {
-        "model": chosen["item_id"].map(groups),
+        "model": chosen["answer_model"].fillna("").astype(str) if has_models else "all answers",
         "judge_score": chosen["score"].astype(float),
-        "human_score": chosen["item_id"].map(human.set_index("item_id")["score"]),
+        "human_score": chosen["item_id"].map(ppi_scores),
     }
 )
-means = corrected_means(judge_and_human)
+means = corrected_means(judge_and_human).assign(human_labels=ppi_rater)
 display(means)
-ppi_rows = means[means["estimator"] == "ppi"]
-thin = sorted(ppi_rows.loc[ppi_rows["estimate"].isna(), "model"])
-if thin:
-    print(f"too few labels for an interval (fewer than 5) for: {', '.join(thin)}")
+for line in figure_notes(means, ["model", "estimator"]):
+    print(line)  # why a mean or an interval is missing (too few labels, or nothing left out)
 write_table(means, tables / "corrected_means.csv")
 
 # %% [markdown]
-# ### Does it work? The riddles study, a few labels at a time
+# ### Does it work? PPI on data whose every human score is known
 #
-# The riddles study (every answer scored by one human and four judges, accuracy 0/3/5) knows
-# every human score, so the check can be run: keep only `ppi_labels` human scores (spread
-# evenly over the answering models), estimate each model's mean human score with PPI from
-# them plus all of one judge's scores, and see how often the 95% interval covers the mean of
-# all the human scores — `n_subsamples` times, for each judge (counts printed below).
+# Keep only `ppi_labels` human scores (spread evenly over the answering models), estimate
+# each model's mean human score with PPI from them plus all of one judge's scores, and see
+# how often the 95% interval covers the mean of all the human scores, `n_subsamples` times.
+# `coverage_check` chooses the data: the published riddles study (one human and four judges
+# on 600 answers), this study (when its reference rater scored every item), or none.
 
 # %%
-wide = riddles_v2_wide(scores_path or config.DATA_DIR / "riddles_v2_scores.csv")
-JUDGES = ("Perplexity", "GPT", "Gemini", "Claude")
-print(
-    f"{len(wide)} answers by {wide['model'].nunique()} models; {ppi_labels} human labels per "
-    f"subsample, {n_subsamples} subsamples per judge"
-)
-runs = {
-    judge_name: ppi_coverage(
-        pd.DataFrame(
+if coverage_check == "riddles":
+    wide = riddles_v2_wide(scores_path or config.DATA_DIR / "riddles_v2_scores.csv")
+    checked = {
+        name: pd.DataFrame(
             {
                 "model": wide["model"],
-                "judge_score": wide[f"accuracy_{judge_name}"].astype(float),
+                "judge_score": wide[f"accuracy_{name}"].astype(float),
                 "human_score": wide["accuracy_Human"].astype(float),
             }
-        ),
-        n_labels=ppi_labels,
-        n_subsamples=n_subsamples,
-        seed=seed,
-    )
-    for judge_name in JUDGES
+        )
+        for name in ("Perplexity", "GPT", "Gemini", "Claude")
+    }
+elif coverage_check == "study":
+    full = reference.set_index("item_id")["score"]
+    checked = {judge: judge_and_human.assign(human_score=chosen["item_id"].map(full)).dropna()}
+elif coverage_check == "none":
+    checked = {}
+else:
+    raise UsageError(f"coverage_check {coverage_check!r}: use riddles, study or none")
+enough = {j: d for j, d in checked.items() if len(d) >= 2 * ppi_labels}
+for name in sorted(set(checked) - set(enough)):
+    print(f"coverage check skipped for {name}: fewer than {2 * ppi_labels} fully labelled items")
+runs = {
+    name: ppi_coverage(data, n_labels=ppi_labels, n_subsamples=n_subsamples, seed=seed)
+    for name, data in enough.items()
 }
-summary = pd.concat(
-    [coverage_summary(c).assign(judge=j) for j, c in runs.items()], ignore_index=True
-)
-display(summary.pivot_table(index=["judge", "model"], columns="estimator", values="coverage"))
-write_table(summary, tables / "ppi_coverage.csv")
-pooled = {j: c[c["estimator"] == "ppi"]["covered"].mean() for j, c in runs.items()}
-print("PPI coverage pooled over models: " + ", ".join(f"{j} {v:.3f}" for j, v in pooled.items()))
-width = summary.pivot_table(index="judge", columns="estimator", values="mean_half_width")
-print(
-    f"mean half-width, PPI vs labels only: {width['ppi'].mean():.2f} vs "
-    f"{width['human_only'].mean():.2f}"
-)
-assert (width["ppi"] < width["human_only"]).all(), "PPI should beat the labels alone"
-example = runs["Gemini"][runs["Gemini"]["subsample"] == 0]
-fig = plot_ppi_study(example, summary[summary["estimator"] == "ppi"])
-saved = plots.save_figure(fig, "labels_ppi_riddles", folder=figures)
+if runs:
+    summary = pd.concat(
+        [coverage_summary(c).assign(judge=j) for j, c in runs.items()], ignore_index=True
+    )
+    display(summary.pivot_table(index=["judge", "model"], columns="estimator", values="coverage"))
+    write_table(summary, tables / "ppi_coverage.csv")
+    pooled = {j: c[c["estimator"] == "ppi"]["covered"].mean() for j, c in runs.items()}
+    print(
+        "PPI coverage pooled over models: " + ", ".join(f"{j} {v:.3f}" for j, v in pooled.items())
+    )
+    example_judge = "Gemini" if "Gemini" in runs else next(iter(runs))
+    example = runs[example_judge][runs[example_judge]["subsample"] == 0]
+    fig = plot_ppi_study(example, summary[summary["estimator"] == "ppi"])
+    saved = plots.save_figure(fig, f"labels_ppi_{coverage_check}", folder=figures)
+else:
+    print("no coverage check run")
 
 # %% [markdown]
 # **Figure: a few labels plus a judge recover the human means.** Left: one subsample of
-# `ppi_labels` human labels with Gemini as judge — the PPI interval (judge + labels), the
-# judge alone (narrow but centred on the judge's own bias) and the labels alone (wide); the
-# dotted line is the mean of all the human scores. Right: how often the PPI interval covers
-# that mean over `n_subsamples` subsamples, per judge and model; the grey band is 90–98%.
+# `ppi_labels` human labels: the PPI interval (judge + labels), the judge alone (narrow but
+# centred on the judge's own bias) and the labels alone (wide); the dotted line is the mean of
+# all the human scores. Right: how often the PPI interval covers that mean over
+# `n_subsamples` subsamples, per judge and model; the grey band is 90–98%.
 
 # %% [markdown]
 # ## The calibration record
 #
-# Written next to the study: the agreement figures bound to the judge model, endpoint, rubric
-# version, variant and a hash of the rendered prompt. The report notebooks print it and warn
-# when any of these changed since.
+# Written next to the study: the agreement figures (the judge with every rater, and the raters
+# with each other) bound to the judge model, endpoint, rubric version, variant and a hash of
+# the rendered prompt. The report notebooks print it and warn when any of these changed since.
 
 # %%
-agreement = pd.concat([judge_vs_human, between_people], ignore_index=True)
 record = calibration_record(
     judge_model=judge,
     endpoint=endpoint,
     rubric=rubric,
     variant=variant,
-    labels=labels,
-    agreement=agreement,
+    labels=scored,
+    agreement=pd.concat([judge_vs_human, between_people], ignore_index=True),
 )
 written = write_calibration(record, study.folder.root / "calibration.json")
 print(describe_calibration(record))

@@ -58,7 +58,10 @@ from judgekit.stats import (
     with_juries,
 )
 from judgekit.stats.bias_panel import PANEL_METHODS
+from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, load_study, output_folders
+
+check_parameters(globals(), "09_judge_panel")  # stops at an unknown parameter
 
 plots.apply_style()
 figures, tables = output_folders(figures_dir, output_dir, "judge_panel")
