@@ -31,7 +31,7 @@ ITEMS = [
     ("f6", "What is the freezing point of water in Fahrenheit?", "30 F", "32 F", "model-b", 2),
 ]
 COLUMNS = ["ID", "Question", "Answer", "Ref_Answer", "Model", "human"]
-CANARY = "sk-canary-bundle-0123456789abcdef"
+CANARY = "canary-bundle-key-0123456789abcdef"
 
 
 def closed_url() -> str:

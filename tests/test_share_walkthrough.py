@@ -7,16 +7,14 @@ too); the README's commands then run with no endpoint reachable.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_study_walkthrough import ROWS, environment, run_cli
 
 from judgekit import config
 from judgekit.simulator import SimulatorConfig, run_simulator
@@ -24,16 +22,6 @@ from judgekit.simulator import SimulatorConfig, run_simulator
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
-ROWS = [
-    ("q1", "What is the capital of Australia?", "Sydney", "Canberra", "model-a", 1),
-    ("q2", "How many bones does an adult human have?", "206", "206 bones", "model-b", 4),
-    ("q3", "Who painted the Mona Lisa?", "Leonardo da Vinci", "Leonardo da Vinci", "model-a", 4),
-    ("q4", "What is the chemical symbol of gold?", "Ag", "Au", "model-b", 1),
-    ("q5", "In which year did Apollo 11 land on the Moon?", "1969", "1969", "model-a", 4),
-    ("q6", "What is the freezing point of water in Fahrenheit?", "30 F", "32 F", "model-b", 2),
-    ("q7", "Which is the longest river in South America?", "The Amazon", "Amazon", "model-a", 4),
-    ("q8", "Who proposed general relativity?", "Newton", "Albert Einstein", "model-b", 1),
-]
 
 
 def share_commands() -> list[list[str]]:
@@ -42,26 +30,6 @@ def share_commands() -> list[list[str]]:
     block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
     assert block is not None, "README's share section has no bash block"
     return [shlex.split(line) for line in block.group(1).splitlines() if line.strip()]
-
-
-def run_cli(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    assert command[0] == "judgekit", command
-    return subprocess.run(
-        [sys.executable, "-m", "judgekit", *command[1:]],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=1200,
-    )  # fmt: skip
-
-
-def environment(base_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JUDGEKIT_"))}
-    return {
-        **env,
-        "OPENAI_BASE_URL": base_url,
-        "OPENAI_API_KEY": "test-canary-share",
-        "JUDGEKIT_JUDGE_MODEL": "simulated-judge",
-        "PYTHONPATH": os.pathsep.join([str(config.ROOT), env.get("PYTHONPATH", "")]),
-        "TQDM_DISABLE": "1",
-    }
 
 
 def open_page(path: Path) -> dict[str, object]:
