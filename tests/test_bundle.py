@@ -16,20 +16,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_study_walkthrough import ROWS
 
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.workflows.bundle import MANIFEST, sha256_file
 from judgekit.workflows.cli import main
 from judgekit.workflows.verify import verify_bundle
 
-ITEMS = [
-    ("f1", "What is the capital of Australia?", "Sydney", "Canberra", "model-a", 1),
-    ("f2", "How many bones does an adult human have?", "206", "206 bones", "model-b", 4),
-    ("f3", "Who painted the Mona Lisa?", "Leonardo da Vinci", "Leonardo da Vinci", "model-a", 4),
-    ("f4", "What is the chemical symbol of gold?", "Ag", "Au", "model-b", 1),
-    ("f5", "In which year did Apollo 11 land on the Moon?", "1969", "1969", "model-a", 4),
-    ("f6", "What is the freezing point of water in Fahrenheit?", "30 F", "32 F", "model-b", 2),
-]
+ITEMS = ROWS[:6]  # the README walkthrough's items: questions, answers, references, labels
 COLUMNS = ["ID", "Question", "Answer", "Ref_Answer", "Model", "human"]
 CANARY = "canary-bundle-key-0123456789abcdef"
 
