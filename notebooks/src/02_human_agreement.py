@@ -88,7 +88,11 @@ for row in kappas.itertuples():
 # %%
 if pairs:
     fig = plots.plot_kappa_forest(
-        kappas, label=["rubric", "rater_a", "kappa"], colour_by="kappa", width="two"
+        kappas.rename(columns={"kappa": "weighting"}),
+        label=["rubric", "rater_a", "weighting"],
+        colour_by="weighting",
+        xlabel="Cohen's kappa, judge vs human (95% CI)",
+        title=f"variant {variant}, run {run}",
     )
     saved = plots.save_figure(fig, "agreement_kappa_forest", folder=figures)
 
@@ -150,7 +154,14 @@ confusion = pd.concat(
 )
 write_table(confusion, tables / "confusion.csv")
 if pairs:
-    fig = plots.plot_confusion_grid(confusion, panel="panel", width="two")
+    pair_of = {f"{r} · {j}": (r, j) for r, j in pairs}  # the panel's rubric and judge
+    drawn = confusion.assign(
+        rubric=[pair_of[p][0] for p in confusion["panel"]],
+        judge=[pair_of[p][1] for p in confusion["panel"]],
+    )
+    fig = plots.plot_confusion_grid(
+        drawn, panel=["rubric", "judge"], title=f"variant {variant}, run {run}"
+    )
     saved = plots.save_figure(fig, "agreement_confusion", folder=figures)
 
 # %% [markdown]

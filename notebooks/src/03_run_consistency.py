@@ -41,7 +41,7 @@ study, figures, tables = open_report(
     "run_consistency", judgments_path, figures_dir=figures_dir, output_dir=output_dir
 )
 verdicts = study.verdicts[study.verdicts["variant"] == variant]
-runs = sorted(pd.unique(verdicts["run"]))
+runs = sorted(int(r) for r in pd.unique(verdicts["run"]))
 print(f"{len(runs)} runs of variant {variant!r}: {runs}")
 assert len(runs) >= 2, "run consistency needs a judgments table with runs >= 2"
 
@@ -83,7 +83,7 @@ if summaries:
 
 # %%
 if summaries:
-    fig = plots.plot_consistency(items, panel="panel")
+    fig = plots.plot_consistency(items, panel=["rubric", "judge"], title=f"variant {variant}")
     saved = plots.save_figure(fig, "consistency_flip_rates", folder=figures)
 
 # %% [markdown]
