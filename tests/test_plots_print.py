@@ -391,6 +391,6 @@ def test_ppi_figure_gives_each_colour_one_meaning() -> None:
 def test_subset_front_is_named_in_the_title_not_over_the_points() -> None:
     ax = FIGURES["subset_costs"]().axes[0]
     assert ax.get_title("left").replace("\n", " ") == (
-        "Accuracy; front: 1: Gemini, 2: GPT + Gemini, 3: GPT+Gem+Cla"
+        "Accuracy front (cost): Gemini (1), GPT + Gemini (2), GPT+Gem+Cla (3)"
     )
     assert list(ax.texts) == []

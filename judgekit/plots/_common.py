@@ -76,7 +76,7 @@ def join_title(*parts: str | None) -> str:
 def wrap_label(text: str, width_in: float, fontsize: float = 8.0) -> str:
     """Break ``text`` into lines that fit ``width_in`` inches at ``fontsize`` points.
 
-    The width of a character is taken as 0.55 em, about DejaVu Sans' average.
+    The width of a character is taken as 0.6 em, a little over DejaVu Sans' average.
     """
-    characters = max(int(width_in * 72 / (0.55 * fontsize)), 10)
+    characters = max(int(width_in * 72 / (0.6 * fontsize)), 10)
     return "\n".join(textwrap.wrap(text, characters)) or text

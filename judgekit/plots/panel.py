@@ -173,13 +173,13 @@ def plot_subset_costs(
             # One front subset per cost at most, so the title names each by its cost: labels
             # beside the points would cover the other subsets' intervals.
             named = ", ".join(
-                f"{c:g}: {_short(str(t))}" for c, t in zip(front[cost], front[label], strict=True)
+                f"{_short(str(t))} ({c:g})" for c, t in zip(front[cost], front[label], strict=True)
             )
             ax.margins(x=0.15)
             ax.set_xticks(sorted(set(frame[cost])))
             ax.grid(axis="y")
-            heading = f"front: {named}" if name is None else f"{name}; front: {named}"
-            ax.set_title(wrap_label(heading, figure_size(width)[0] / cols - 0.3))
+            front_line = wrap_label(f"front (cost): {named}", figure_size(width)[0] / cols - 0.4)
+            ax.set_title(front_line if name is None else f"{name}\n{front_line}")
         axes[0].set_ylabel(wrap_label(ylabel, 2.2))
         fig.supxlabel(cost_label)
         for ax in axes[len(panels) :]:
