@@ -267,10 +267,16 @@ def plot_kappa_forest(
     row_columns, context = shared_context(frame, label_columns)
     names = join_labels(frame, row_columns)
     colours = categorical_colours(list(pd.unique(frame[colour_by]))) if colour_by else {}
-    heading = join_title(title, context)
+    # The axes is what the row labels leave of the width; its label and title fit in it.
+    longest = max((len(n) for n in names), default=0) * 0.6 * MIN_FONT_PT / 72
+    axes_in = max(figure_size(width)[0] - longest - 0.3, 1.2)
+    axis_label = wrap_label(xlabel, axes_in)
+    heading = wrap_label(join_title(title, context), axes_in)
+    line_in = 1.25 * MIN_FONT_PT / 72
     with publication_style():
-        height = 0.75 + 0.2 * len(frame) + (0.3 if colour_by else 0.0) + (0.25 if heading else 0)
-        height += 0.25 if reference_lines else 0.0
+        height = 0.6 + 0.2 * len(frame) + (0.45 if colour_by else 0.0)
+        height += line_in * (axis_label.count("\n") + (heading.count("\n") + 1 if heading else 0))
+        height += 0.45 if reference_lines else 0.0
         fig, axes = subplots(1, 1, (figure_size(width)[0], height))
         ax = axes[0]
         y = np.arange(len(frame))
@@ -293,10 +299,10 @@ def plot_kappa_forest(
         finite = lows[np.isfinite(lows)]
         lo = float(finite.min()) if finite.size else 0.0
         ax.set_xlim(min(lo, *reference_lines, 0.0) - 0.05, 1.0)
-        ax.set_xlabel(wrap_label(xlabel, figure_size(width)[0] - 1.2))
+        ax.set_xlabel(axis_label)
         ax.grid(axis="x")
         if heading:
-            ax.set_title(wrap_label(heading, figure_size(width)[0] - 1.2))
+            ax.set_title(heading)
         if colour_by:
             handles = [ax.plot([], [], "o-", color=c)[0] for c in colours.values()]
             fig.legend(
