@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from judgekit import config
@@ -61,9 +63,8 @@ class StudyContents:
 
     Attributes:
         folder: The study folder.
-        judged: One row per verdict of the judgments table, only the columns the plan needs
-            (``rubric, variant, judge, run, request_hash, item_id`` and ``answer_model`` when
-            judged), the text columns dictionary-encoded.
+        judged: One row per (rubric, variant, judge, run) judged, in the order judged.
+        batched: Whether some request held two or more items (a row at position 1 or later).
         labelled: The rubrics with a human label to compare the judges with.
         labels_source: Which rater the judges are compared with, and how many labels
             (:func:`~judgekit.workflows.study.reference_labels`; ``""``: none).
@@ -73,6 +74,7 @@ class StudyContents:
 
     folder: StudyFolder
     judged: pd.DataFrame
+    batched: bool
     labelled: frozenset[str]
     labels_source: str
     tool_labels: bool
@@ -80,38 +82,66 @@ class StudyContents:
 
     def combinations(self, keys: Sequence[str] = KEYS) -> pd.DataFrame:
         """The distinct combinations of ``keys`` judged, in the order judged."""
-        combos = self.judged[list(keys)].drop_duplicates().reset_index(drop=True)
-        return combos.astype({k: int if k == "run" else str for k in keys})
+        return self.judged[list(keys)].drop_duplicates().reset_index(drop=True)
+
+
+def _columns(source: Path, wanted: Sequence[str]) -> pa.Table:
+    """The ``wanted`` columns the judgments table has, text dictionary-encoded (bytes a row)."""
+    if source.suffix == ".parquet":
+        names = pq.read_schema(source).names
+        columns = [c for c in wanted if c in names]
+        text = [c for c in columns if c not in ("run", "position")]
+        return pq.read_table(source, columns=columns, read_dictionary=text)
+    frame = pd.read_csv(source, usecols=lambda c: c in wanted, encoding="utf-8-sig")
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def judgments_file(folder: StudyFolder) -> Path:
+    """The study's judgments table (Parquet, else CSV).
+
+    Raises:
+        UsageError: If the folder holds neither.
+    """
+    source = next((p for p in (folder.judgments, folder.judgments_csv) if p.is_file()), None)
+    if source is None:
+        raise UsageError(
+            f"{folder.root}: no judgments.parquet or judgments.csv; run `judgekit judge`"
+        )
+    return source
+
+
+def answer_models(folder: StudyFolder) -> set[str]:
+    """The models whose answers the study judged (its ``answer_model`` column; one column read)."""
+    table = _columns(judgments_file(folder), ["answer_model"])
+    if "answer_model" not in table.column_names:
+        return set()
+    return {str(m) for m in table["answer_model"].unique().to_pylist() if m is not None}
 
 
 def read_contents(root: Path) -> StudyContents:
-    """Read what :func:`plan_report` needs: a few columns of the judgments, the labels' tables.
+    """Read what :func:`plan_report` needs without loading the study.
+
+    Six columns of the judgments table, none of them a reply or an ID (what was judged, and
+    ``position``: whether a request held several items), and the human labels' tables.
 
     Raises:
         UsageError: If the folder holds no judgments table.
     """
     folder = StudyFolder(root)
-    source = next((p for p in (folder.judgments, folder.judgments_csv) if p.is_file()), None)
-    if source is None:
-        raise UsageError(f"{root}: no judgments.parquet or judgments.csv; run `judgekit judge`")
-    wanted = ["rubric", "variant", "run", "judge", "model", "status", "request_hash", "item_id"]
-    wanted.append("answer_model")
-    if source.suffix == ".parquet":
-        names = pq.read_schema(source).names
-        columns = [c for c in wanted if c in names]
-        judged = pq.read_table(source, columns=columns, read_dictionary=columns).to_pandas()
-    else:
-        judged = pd.read_csv(source, usecols=lambda c: c in wanted, dtype=str, encoding="utf-8-sig")
-        judged["run"] = judged["run"].astype(int)
-    if JUDGE not in judged.columns:  # judged before panels: the model names the judge
-        judged[JUDGE] = judged["model"]
-    asked = judged[judged["status"].astype(str) != Status.UNKNOWN_ID.value]
+    table = _columns(judgments_file(folder), [*KEYS, "model", "status", "position"])
+    table = table.filter(pc.not_equal(table["status"].cast(pa.string()), Status.UNKNOWN_ID.value))
+    if JUDGE not in table.column_names:  # judged before panels: the model names the judge
+        table = table.append_column(JUDGE, table["model"])
+    keys = table.select(list(KEYS)).to_pandas().drop_duplicates()  # still dictionary-encoded
+    combos = keys.astype({k: int if k == "run" else str for k in KEYS}).drop_duplicates()
+    positions = pc.max(table["position"]).as_py() if "position" in table.column_names else None
     human = study_human_labels(folder)
     scored = human[human["status"].astype(str) == Status.OK.value]
-    _, labels_source = reference_labels(human, asked)
+    _, labels_source = reference_labels(human, pd.DataFrame(columns=["item_id"]))
     return StudyContents(
         folder,
-        asked.drop(columns=["status", "model"], errors="ignore").reset_index(drop=True),
+        combos.reset_index(drop=True),
+        bool(positions is not None and positions > 0),
         frozenset(scored["rubric"].astype(str)),
         labels_source,
         bool((scored["source"] == LABELLING_TOOL).any()),
@@ -149,8 +179,6 @@ def plan_report(contents: StudyContents) -> list[ReportStep]:
     tables = "tables/"
     combos = contents.combinations()
     labelled = combos[combos["rubric"].isin(contents.labelled)]
-    pairs = contents.judged[["request_hash", "item_id"]].drop_duplicates()
-    batched = bool(pairs["request_hash"].duplicated().any())
     runs = _compared(contents, ["rubric", JUDGE, "variant"], "run")
     variants = _compared(contents, ["rubric", JUDGE, "run"], "variant")
     panels = tuple(
@@ -196,7 +224,7 @@ def plan_report(contents: StudyContents) -> list[ReportStep]:
             "07_batch_effects",
             {**base, "rubric": "", **every, "batch_sizes": [],
              "output_dir": tables + "batch_effects"},
-            "" if batched else "every request held one item: no position within a batch",
+            "" if contents.batched else "every request held one item: no position within a batch",
             _records(contents.combinations(["rubric", "variant", "run", JUDGE])),
         ),
         ReportStep(
@@ -237,7 +265,8 @@ def run_report(
     contents = read_contents(root.resolve())  # to plan: only the kernels load the study
     notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
     if own_models:
-        own_models_setting(contents.folder, contents.judged, own_models)
+        judges = set(contents.judged[JUDGE])
+        own_models_setting(contents.folder, judges, answer_models(contents.folder), own_models)
         contents = replace(contents, settings=read_settings(contents.folder))
     own = contents.settings.get("own_models", {})
     print(

@@ -28,7 +28,7 @@ into items (:func:`study_items`), to attach what the analysis needs to know abou
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -387,13 +387,14 @@ def read_settings(folder: StudyFolder) -> dict[str, Any]:
 
 
 def own_models_setting(
-    folder: StudyFolder, judged: pd.DataFrame, pairs: Sequence[str]
+    folder: StudyFolder, judges: Collection[str], models: Collection[str], pairs: Sequence[str]
 ) -> dict[str, str]:
     """Check ``JUDGE=MODEL`` pairs against the study and merge them into its settings.
 
     Args:
         folder: The study.
-        judged: Its verdicts' ``judge`` (the judge's label) and ``answer_model`` columns.
+        judges: Its judges' labels (the judgments' ``judge`` column).
+        models: The answering models of its items (the ``answer_model`` column).
         pairs: ``JUDGE=ANSWERING_MODEL`` pairs.
 
     Returns:
@@ -407,8 +408,6 @@ def own_models_setting(
 
     settings = read_settings(folder)
     own = dict(settings.get("own_models", {}))
-    judges = set(judged[JUDGE].astype(str))
-    models = set(judged.get("answer_model", pd.Series(dtype=str)).dropna().astype(str))
     for pair in pairs:
         judge, sep, model = (part.strip() for part in pair.partition("="))
         if not sep or not judge or not model:
