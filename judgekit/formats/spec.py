@@ -12,14 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from judgekit.formats.reply import ReplyInput
-from judgekit.types import Criterion, ItemVerdict, Scale, UsageError
-
-#: Where a logprob-weighted score is located: after ``"rating":``, after ``SCORE:`` /
-#: ``"score":``, after each ``ID,`` (batched), or nowhere (the score is computed).
-LogprobAnchor = Literal["rating", "score", "id", "none"]
+from judgekit.types import Criterion, ItemVerdict, LogprobAnchor, Scale, UsageError
 
 
 @dataclass(frozen=True)
