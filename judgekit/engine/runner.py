@@ -3,10 +3,9 @@
 For every (variant, run) the items are cut into batches, each batch is rendered into one
 request (the run index goes into the store key, never into the prompt, so at temperature 0
 repeats are honest re-measurements), answered from the store or the judge, parsed, and its
-failed rows re-asked. How the batches of one run are sent is a *mode*: ``"independent"``
-sends each batch as its own conversation; other modes (e.g. one running conversation per run)
-are listed in :data:`MODES` (extensions add theirs with :func:`register_mode`) and reuse
-the same steps.
+failed rows re-asked. How the batches of one run are sent, and how its first asks are
+foreseen for the estimate, is a *mode* (:mod:`judgekit.engine.modes`: ``"independent"``,
+``"conversation"``, and any an extension registers); every mode reuses the same steps.
 """
 
 from __future__ import annotations
