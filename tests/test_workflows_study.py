@@ -16,7 +16,8 @@ from judgekit.labels.table import describe_human_labels, label_conflicts, read_l
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import JUDGMENT_COLUMNS, UsageError
-from judgekit.workflows.study import item_context, load_study, own_models_setting, study_items
+from judgekit.workflows.items import item_context, study_items
+from judgekit.workflows.study import load_study, own_models_setting
 
 ITEMS = (
     "ID,Question,Answer,Reference answer,Model,Topic,Human_Factual\n"

@@ -51,9 +51,11 @@ from judgekit.types import JUDGMENT_COLUMNS, Status
 from judgekit.workflows.accumulate import score_file
 from judgekit.workflows.batch import judge_in_batches
 from judgekit.workflows.clients import EndpointOptions
-from judgekit.workflows.panel import check_panel, judge_panel, panel_clients, panel_from_entries
+from judgekit.workflows.items import human_labels, study_items, with_context
+from judgekit.workflows.panel import check_panel, panel_from_entries
+from judgekit.workflows.panel_run import judge_panel, panel_clients
 from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
+from judgekit.workflows.study import StudyFolder
 
 check_parameters(globals(), "01_run_judging")  # stops at an unknown parameter
 

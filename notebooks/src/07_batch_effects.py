@@ -47,8 +47,9 @@ from judgekit.stats.significance import adjust_p
 from judgekit.workflows.batch_probe import batch_size_sensitivity
 from judgekit.workflows.clients import default_judge_client
 from judgekit.workflows.combinations import combinations, label, selected
+from judgekit.workflows.items import study_items
 from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import open_report, study_items
+from judgekit.workflows.study import open_report
 
 check_parameters(globals(), "07_batch_effects")  # stops at an unknown parameter
 
