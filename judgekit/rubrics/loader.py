@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from judgekit.data.columns import DEFAULT_ALIASES, alias_key
-from judgekit.formats import format_names, get_format
+from judgekit.formats import FormatSpec, format_names, get_format
 from judgekit.rubrics.base import JinjaRubric
 from judgekit.rubrics.criteria import CriterionLike, common_scale, validate_criteria
 from judgekit.rubrics.environment import RUBRICS_DIR
@@ -167,9 +167,9 @@ def _folder_rubric(folder: Path, params: Mapping[str, Any], *, packaged: bool) -
         raise ValueError(f"{path}: 'name' is {name!r}, expected {folder.name!r}")
     if not _NAME_PATTERN.fullmatch(name):
         raise ValueError(f"{path}: name {name!r} must be 1-56 letters, digits, '_' or '-'")
-    output_format = _output_format(config["output_format"], str(path))
+    spec = _format_spec(config["output_format"], str(path))
     if "batched" in config:
-        raise ValueError(_batched_is_the_formats(path, config["batched"], output_format))
+        raise ValueError(_batched_is_the_formats(path, config["batched"], spec))
     examples_path = folder / "examples.yaml"
     data: dict[str, Any] = {"anchors": [], "examples": [], "output_example": None}
     data.update(config.get("template_data") or {})
@@ -192,16 +192,17 @@ def _folder_rubric(folder: Path, params: Mapping[str, Any], *, packaged: bool) -
     for variant in config["variants"]:
         if not (folder / "variants" / f"{variant}.j2").is_file():
             raise ValueError(f"{path}: variant {variant!r} has no template variants/{variant}.j2")
-    batched = get_format(output_format).batched
     reminder = params.get("format_reminder")
     return JinjaRubric(
         name=name,
         description=str(config.get("description", "")).strip(),
         seed=str(config.get("seed", path)),
-        output_format=output_format,
+        format=spec,
         scale=scale,
         default_batch_size=int(
-            params.get("default_batch_size", config.get("default_batch_size", 60 if batched else 1))
+            params.get(
+                "default_batch_size", config.get("default_batch_size", 60 if spec.batched else 1)
+            )
         ),
         input_columns=tuple(config["input_columns"]),
         optional_columns=tuple(config.get("optional_columns") or ()),
@@ -216,19 +217,20 @@ def _folder_rubric(folder: Path, params: Mapping[str, Any], *, packaged: bool) -
     )
 
 
-def _batched_is_the_formats(path: Path, declared: object, output_format: OutputFormat) -> str:
+def _batched_is_the_formats(path: Path, declared: object, spec: FormatSpec) -> str:
     """The one-line refusal of a ``batched`` key: whether a rubric batches is its format's fact."""
-    fact = "batched" if get_format(output_format).batched else "one item per reply"
+    fact = "batched" if spec.batched else "one item per reply"
     return (
         f"{path}: 'batched: {str(declared).lower()}' is not a rubric setting, the output format "
-        f"decides ({output_format!r} is {fact}); remove the line"
+        f"decides ({spec.name!r} is {fact}); remove the line"
     )
 
 
-def _output_format(value: str, where: str) -> OutputFormat:
+def _format_spec(value: OutputFormat, where: str) -> FormatSpec:
+    """The registered format a rubric names, found once when the rubric loads."""
     if value not in format_names():
         raise ValueError(f"{where}: unknown output format {value!r}; choose from {format_names()}")
-    return value
+    return get_format(value)
 
 
 def _default_column(placeholder: str) -> str:
@@ -247,9 +249,8 @@ def _prompt_rubric(
     if bad_params:
         raise ValueError(f"prompt {prompt}: unknown parameter(s) {bad_params}")
     if "batched" in config and "output_format" in config:
-        raise ValueError(
-            _batched_is_the_formats(settings, config["batched"], config["output_format"])
-        )
+        spec = _format_spec(config["output_format"], str(settings))
+        raise ValueError(_batched_is_the_formats(settings, config["batched"], spec))
     absent = [key for key in ("output_format", "scale") if key not in config]
     absent = [key for key in absent if key != "scale" or "criteria" not in config]
     if absent:
@@ -332,14 +333,14 @@ def rubric_from_template(
     where = template.source
     if not _NAME_PATTERN.fullmatch(name):
         raise ValueError(f"{where}: rubric name {name!r} must be 1-56 letters, digits, '_' or '-'")
-    spec = get_format(_output_format(output_format, where))
+    spec = _format_spec(output_format, where)
     validated = (
         validate_criteria(criteria, f"{where}: criteria") if spec.needs_criteria or criteria else ()
     )
     return PromptRubric(
         name=name,
         template=template,
-        output_format=spec.name,
+        format=spec,
         scale=common_scale(validated) if validated else scale,
         columns={p: _default_column(p) for p in template.names} | dict(columns or {}),
         input_columns=input_columns,
