@@ -369,7 +369,7 @@ def test_judges_are_written_as_provider_model_url_with_an_optional_label() -> No
     ]
     first, second = panel_from_entries(entries, limits)  # notebook 01's `judges` parameter
     assert first.endpoint.requests_per_minute == 60.0  # the shared limit, unless its own
-    assert (second.label, second.api_key_env, second.endpoint.requests_per_minute) == (
+    assert (second.label, second.endpoint.api_key_env, second.endpoint.requests_per_minute) == (
         "v", "GPU_KEY", 10
     )  # fmt: skip
     (alone,) = panel_from_entries([], EndpointOptions("m", provider="vllm"))

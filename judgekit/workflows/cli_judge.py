@@ -25,11 +25,12 @@ from judgekit.workflows.batch import (
     check_batch_command,
     run_batch_api,
 )
+from judgekit.workflows.clients import planning_client
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.judge_command import JudgeCommand, Prepared, describe_inputs, prepare
 from judgekit.workflows.judge_run import run
 from judgekit.workflows.own_prompt import prompt_notice
-from judgekit.workflows.panel import planning_judge, probe_panel
+from judgekit.workflows.panel import probe_panel
 from judgekit.workflows.panel_run import JudgeOutcome, panel_clients
 from judgekit.workflows.panel_summary import summarise_judge
 from judgekit.workflows.requests_file import write_requests
@@ -39,7 +40,7 @@ def dry_run(prepared: Prepared, out: TextIO) -> None:
     """Print the first request as it would be sent, then each judge's options and estimate."""
     shown = False
     for spec in prepared.judges:
-        client = planning_judge(spec)
+        client = planning_client(spec.endpoint)
         options = prepared.options(spec)
         request, estimate = preview(prepared.items, prepared.rubric, client, options)
         if not shown:
@@ -64,7 +65,7 @@ def check_options(prepared: Prepared) -> None:
         UsageError: For inconsistent options, or a store file that cannot be opened.
     """
     for spec in prepared.judges:
-        client = planning_judge(spec)
+        client = planning_client(spec.endpoint)
         try:
             preview(prepared.items, prepared.rubric, client, prepared.options(spec))
         except sqlite3.DatabaseError as error:
@@ -123,13 +124,16 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
         )  # fmt: skip
     first = prepared.judges[0]
     if not command.dry_run:
-        print(prompt_notice(prepared.rubric, planning_judge(first), prepared.options()), file=err)
+        print(
+            prompt_notice(prepared.rubric, planning_client(first.endpoint), prepared.options()),
+            file=err,
+        )
     describe_inputs(prepared, err)
     if command.dry_run:
         dry_run(prepared, out)
         return
     if command.write_requests is not None:
-        client = planning_judge(first)
+        client = planning_client(first.endpoint)
         path = command.write_requests
         if write_requests(
             prepared.items, prepared.rubric, client, command.judging, prepared.store, path, err
@@ -139,13 +143,15 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
         command = replace(command, judging=command.judging.updated(offline=True))
         prepared = replace(prepared, command=command)
     if command.batch_api:
-        clients = {spec.label: batch_client(planning_judge(spec)) for spec in prepared.judges}
+        clients = {
+            spec.label: batch_client(planning_client(spec.endpoint)) for spec in prepared.judges
+        }
         probe_panel(prepared.judges)
         in_batches = functools.partial(run_batch_api, store=prepared.store, err=err)
         finish(prepared, run(prepared, clients, in_batches), err)
         return
     if command.judging.offline:  # replies come from the store: no server, no connection
-        clients = {spec.label: planning_judge(spec) for spec in prepared.judges}
+        clients = {spec.label: planning_client(spec.endpoint) for spec in prepared.judges}
         finish(prepared, run(prepared, clients), err)
         return
     probe_panel(prepared.judges)

@@ -1,12 +1,13 @@
 """``judgekit judge``'s command-line options, read into the objects of one run.
 
-Long only because typer reads one parameter per flag from the signature; the work is
+Each flag's parameter is named after the field it sets, in the engine's ``JudgeOptions``, the
+``EndpointOptions`` or the ``JudgeCommand``, which routes them by name
+(:func:`judgekit.workflows.judge_command.split_options`); the work is
 :func:`judgekit.workflows.cli_judge.execute`'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +18,7 @@ from judgekit.workflows.cli_app import app, invoked
 
 @app.command()
 def judge(  # long only because typer reads one parameter per flag from the signature
+    context: typer.Context,
     items: Annotated[Path, typer.Argument(help="Your items table (.csv, .tsv or .xlsx).")],
     rubric: Annotated[
         str,
@@ -38,7 +40,7 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     provider: Annotated[
         str | None, typer.Option(help="Provider preset: openai, azure, vllm, ollama, ...")
     ] = None,
-    judge_: Annotated[
+    judges: Annotated[
         list[str] | None,
         typer.Option(
             "--judge", help="A judge of a panel: [NAME=]PROVIDER:MODEL[@BASE_URL] (repeatable)."
@@ -52,8 +54,9 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     ] = None,
     no_labels: Annotated[bool, typer.Option(help="Leave the human labels out.")] = False,
     runs: Annotated[int, typer.Option(help="Repeats of every request.")] = 1,
-    variant: Annotated[
-        list[str] | None, typer.Option(help="Prompt variant (repeatable; default base).")
+    variants: Annotated[
+        list[str] | None,
+        typer.Option("--variant", help="Prompt variant (repeatable; default base)."),
     ] = None,
     batch_size: Annotated[int | None, typer.Option(help="Items per request.")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
@@ -66,9 +69,15 @@ def judge(  # long only because typer reads one parameter per flag from the sign
         int | None, typer.Option(help="Judge only the first N items (only they are read).")
     ] = None,
     max_concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
-    rpm: Annotated[float | None, typer.Option(help="Requests per minute budget.")] = None,
-    tpm: Annotated[float | None, typer.Option(help="Tokens per minute budget.")] = None,
-    timeout: Annotated[float | None, typer.Option(help="Seconds per HTTP attempt.")] = None,
+    requests_per_minute: Annotated[
+        float | None, typer.Option("--rpm", help="Requests per minute budget.")
+    ] = None,
+    tokens_per_minute: Annotated[
+        float | None, typer.Option("--tpm", help="Tokens per minute budget.")
+    ] = None,
+    timeout_s: Annotated[
+        float | None, typer.Option("--timeout", help="Seconds per HTTP attempt.")
+    ] = None,
     max_retries: Annotated[int | None, typer.Option(help="Retries of a failed call.")] = None,
     endpoint_name: Annotated[
         str | None,
@@ -122,41 +131,16 @@ def judge(  # long only because typer reads one parameter per flag from the sign
 
     With no OPENAI_API_KEY, OPENAI_BASE_URL, --base-url or --provider, the local model judges.
     """
-    from judgekit.engine import JudgeOptions
     from judgekit.workflows.batch import parse_prices
-    from judgekit.workflows.cli_judge import JudgeCommand, execute
-    from judgekit.workflows.clients import EndpointOptions
+    from judgekit.workflows.cli_judge import execute
+    from judgekit.workflows.judge_command import JudgeCommand
 
-    endpoint = EndpointOptions(
-        model, base_url, provider, max_concurrency, rpm, tpm, timeout, max_retries, endpoint_name
-    )
-    judging = JudgeOptions(
-        runs=runs,
-        variants=tuple(variant or ("base",)),
-        batch_size=batch_size,
-        store=store,
-        max_reasks=max_reasks,
-        temperature=temperature,
-        seed=seed,
-        max_tokens=max_tokens,
-        mode=mode,
-        context_tokens=context_tokens,
-        shuffle_seed=shuffle_seed,
-        offline=offline,
+    flags = dict(context.params)  # each flag by its parameter name: a field of one object
+    flags.update(
+        variants=tuple(variants or ("base",)),
         prices=parse_prices(prices),
-    )
-    command = JudgeCommand(
-        items, rubric, output, study, id_score_csv, labels_column, limit, encoding, sep, sheet,
-        max_unscored, dry_run, endpoint, judging, batch_api=batch_api,
-        write_requests=write_requests,
-        column_map=tuple(column_map or ()), format_reminder=format_reminder,
-    )  # fmt: skip
-    command = replace(
-        command,
-        judges=tuple(judge_ or ()),
-        panel=panel,
-        label_map=label_map,
-        no_labels=no_labels,
+        column_map=tuple(column_map or ()),
+        judges=tuple(judges or ()),
         command_line=invoked(),
     )
-    execute(command)
+    execute(JudgeCommand.from_flags(flags))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -84,6 +84,47 @@ class JudgeCommand:
     label_map: str | None = None
     no_labels: bool = False
     command_line: str = ""
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any]) -> JudgeCommand:
+        """The command from values named after fields (the CLI's flags, :func:`split_options`).
+
+        Raises:
+            TypeError: For a name that is no field of the command or its two options objects.
+        """
+        judging, endpoint, rest = split_options(flags)
+        return cls(**rest, endpoint=endpoint, judging=judging)
+
+
+def split_options(
+    values: Mapping[str, Any],
+) -> tuple[JudgeOptions, EndpointOptions, dict[str, Any]]:
+    """The one options path: each value to the object with a field of its name.
+
+    The engine's :class:`~judgekit.engine.JudgeOptions` (how to judge), the
+    :class:`~judgekit.workflows.clients.EndpointOptions` (who judges, how it is reached; the
+    client is built from it) and whatever neither has (the command's own, for the caller).
+    The CLI and notebook 01 both build their options here.
+    """
+    judging_fields = {f.name for f in fields(JudgeOptions)}
+    endpoint_fields = {f.name for f in fields(EndpointOptions)}
+    judging = JudgeOptions(**{k: v for k, v in values.items() if k in judging_fields})
+    endpoint = EndpointOptions(**{k: v for k, v in values.items() if k in endpoint_fields})
+    rest = {k: v for k, v in values.items() if k not in judging_fields | endpoint_fields}
+    return judging, endpoint, rest
+
+
+def judge_settings(**values: Any) -> tuple[JudgeOptions, EndpointOptions]:
+    """How to judge and who judges, from values named after their fields (notebook 01).
+
+    Raises:
+        UsageError: For a name that is a field of neither (one line, the known names).
+    """
+    judging, endpoint, rest = split_options(values)
+    if rest:
+        known = sorted(f.name for f in (*fields(JudgeOptions), *fields(EndpointOptions)))
+        raise UsageError(f"unknown judge setting(s) {sorted(rest)}; known: {', '.join(known)}")
+    return judging, endpoint
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ Judging with all of them at once is :mod:`judgekit.workflows.panel_run`'s.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,27 +27,19 @@ from typing import Any
 
 import yaml
 
-from judgekit.engine import OpenAIJudge
 from judgekit.local.server import DEFAULT_MODEL_ALIAS
 from judgekit.types import JudgeClient, UsageError
 from judgekit.workflows.clients import (
-    JUDGE_MODEL_ENV,
+    LIMIT_FLAGS,
     EndpointOptions,
     check_endpoint,
-    planning_client,
     probe_endpoint,
 )
 
 #: The column of a judgments table that names the panel member behind each row.
 JUDGE_COLUMN = "judge"
-#: Panel-file keys of a judge's limits and the ``EndpointOptions`` field each one sets.
-LIMIT_KEYS: Mapping[str, str] = {
-    "max_concurrency": "max_concurrency",
-    "rpm": "requests_per_minute",
-    "tpm": "tokens_per_minute",
-    "timeout": "timeout_s",
-    "max_retries": "max_retries",
-}
+#: Panel-file keys of a judge's limits (its CLI flags, with ``_``) and the field each one sets.
+LIMIT_KEYS: Mapping[str, str] = {flag.replace("-", "_"): f for flag, f in LIMIT_FLAGS.items()}
 _JUDGE_KEYS = {"judge", "label", "provider", "model", "base_url", "api_key_env", "prices"}
 _JUDGE_KEYS |= {"endpoint_name"}  # its identity in the store's keys (a server on a new port)
 _SYNTAX = (
@@ -62,24 +53,13 @@ class JudgeSpec:
 
     Attributes:
         label: Unique, stable name of the judge in the study.
-        endpoint: Model, provider preset, base URL and limits.
-        api_key_env: Variable holding its key, when not the preset's own.
+        endpoint: Model, provider preset, base URL, key variable and limits.
         prices: USD per 1M tokens, ``{"input": ..., "output": ...}``.
     """
 
     label: str
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
-    api_key_env: str | None = None
     prices: Mapping[str, float] | None = None
-
-    def api_key(self) -> str | None:
-        """The key from the judge's own variable (``None``: the preset reads its own)."""
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
-
-    def client_options(self) -> dict[str, Any]:
-        """``OpenAIJudge`` keywords: the limits that were set and the judge's own key."""
-        key = self.api_key()
-        return {**self.endpoint.client_options(), **({"api_key": key} if key else {})}
 
     def describe(self, client: JudgeClient | None = None) -> dict[str, Any]:
         """What ``study.json`` records of this judge: everything but a key."""
@@ -95,7 +75,7 @@ class JudgeSpec:
             "base_url": (getattr(client, "base_url", None) or endpoint.base_url)
             if preset
             else "judgekit-local",
-            "api_key_env": self.api_key_env or (preset.api_key_env if preset else None),
+            "api_key_env": endpoint.api_key_env or (preset.api_key_env if preset else None),
             "limits": {key: value for key, value in limits.items() if value is not None},
             "prices": dict(self.prices) if self.prices else None,
         }
@@ -105,8 +85,7 @@ def default_label(endpoint: EndpointOptions) -> str:
     """``PROVIDER:MODEL`` of the judge ``--model``/``--provider`` name (``local:...`` if local)."""
     if not endpoint.remote:
         return f"local:{DEFAULT_MODEL_ALIAS}"
-    model = endpoint.model or os.environ.get(JUDGE_MODEL_ENV, "")
-    return f"{endpoint.provider or 'openai'}:{model}"
+    return f"{endpoint.provider or 'openai'}:{endpoint.judge_model()}"
 
 
 def parse_judge(text: str, defaults: EndpointOptions | None = None) -> JudgeSpec:
@@ -160,6 +139,8 @@ def _judge_from_entry(entry: Any, where: str, defaults: EndpointOptions) -> Judg
         endpoint = replace(endpoint, base_url=str(entry["base_url"]))
     if entry.get("endpoint_name"):
         endpoint = replace(endpoint, endpoint_name=str(entry["endpoint_name"]))
+    if entry.get("api_key_env"):
+        endpoint = replace(endpoint, api_key_env=str(entry["api_key_env"]))
     prices = entry.get("prices")
     if prices is not None and (
         not isinstance(prices, Mapping) or set(prices) != {"input", "output"}
@@ -168,7 +149,6 @@ def _judge_from_entry(entry: Any, where: str, defaults: EndpointOptions) -> Judg
     return JudgeSpec(
         str(entry.get("label") or spec.label),
         endpoint,
-        str(entry["api_key_env"]) if entry.get("api_key_env") else None,
         {k: float(v) for k, v in prices.items()} if prices else None,
     )
 
@@ -258,10 +238,8 @@ def check_panel(judges: Sequence[JudgeSpec]) -> None:
             )
         seen[slug] = spec.label
         prefix = f"judge {spec.label}: " if len(judges) > 1 else ""
-        if spec.api_key_env and not os.environ.get(spec.api_key_env):
-            raise UsageError(f"{prefix}no API key: set {spec.api_key_env} (its api_key_env)")
         try:
-            check_endpoint(spec.endpoint, key_checked=spec.api_key_env is not None)
+            check_endpoint(spec.endpoint)
         except UsageError as error:
             raise UsageError(f"{prefix}{error}") from None
 
@@ -275,16 +253,3 @@ def probe_panel(judges: Sequence[JudgeSpec]) -> None:
             except UsageError as error:
                 prefix = f"judge {spec.label}: " if len(judges) > 1 else ""
                 raise UsageError(f"{prefix}{error}") from None
-
-
-def planning_judge(spec: JudgeSpec) -> Any:
-    """A client to render this judge's requests with, never called (dry runs, checks)."""
-    if not spec.endpoint.remote:
-        return planning_client(spec.endpoint)
-    model = spec.endpoint.model or os.environ.get(JUDGE_MODEL_ENV) or ""
-    return OpenAIJudge(
-        model,
-        base_url=spec.endpoint.base_url,
-        provider=spec.endpoint.provider,
-        **spec.client_options(),
-    )

@@ -42,14 +42,7 @@ def panel_clients(
         clients = {}
         for spec in judges:
             clients[spec.label] = stack.enter_context(
-                default_judge_client(
-                    spec.endpoint.model,
-                    base_url=spec.endpoint.base_url,
-                    provider=spec.endpoint.provider,
-                    log_dir=log_dir,
-                    notice_stream=notice_stream,
-                    **spec.client_options(),
-                )
+                default_judge_client(spec.endpoint, log_dir=log_dir, notice_stream=notice_stream)
             )
         yield clients
 

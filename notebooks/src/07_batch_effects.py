@@ -45,7 +45,7 @@ from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns, leniency_drift_verdict, position_effects, position_profile
 from judgekit.stats.significance import adjust_p
 from judgekit.workflows.batch_probe import batch_size_sensitivity
-from judgekit.workflows.clients import default_judge_client
+from judgekit.workflows.clients import EndpointOptions, default_judge_client
 from judgekit.workflows.items import study_items
 from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import open_report
@@ -152,9 +152,8 @@ sensitivity = pd.DataFrame()
 if batch_sizes:
     table = read_table(dataset, id_column=id_column)
     items, _ = study_items(table, load_rubric(rubric), id_column=id_column)
-    with default_judge_client(
-        judge_model or None, base_url=base_url or None, provider=provider or None, log_dir=tables
-    ) as client:
+    endpoint = EndpointOptions(judge_model or None, base_url or None, provider or None)
+    with default_judge_client(endpoint, log_dir=tables) as client:
         print(f"judge model: {client.model}; {len(items)} items at sizes {batch_sizes}")
         sensitivity = batch_size_sensitivity(
             items,
