@@ -49,23 +49,29 @@ def subplots(
 def shared_context(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[list[str], str]:
     """Split label ``columns`` into those that vary between rows and the context all rows share.
 
-    A column with one value in every row says nothing about any row: it belongs in the title
-    (``"riddle_accuracy · gpt-4.1"``), not repeated in each row label. At least one column is
-    kept for the rows (the last, when none varies).
+    A column with one value in every row says nothing about any row: it belongs in the title,
+    named by its column (``"judge gpt-4.1 · variant base · run 1"``), not repeated in each row
+    label. At least one column is kept for the rows (the last, when none varies).
 
     Returns:
-        The varying columns, and the shared values joined with `` · `` (empty if none).
+        The varying columns, and the shared ones as ``column value`` joined with `` · ``.
     """
     varying = [c for c in columns if frame[c].astype(str).nunique() > 1]
     if not varying and columns:
         varying = [columns[-1]]
-    shared = [str(frame[c].iloc[0]) for c in columns if c not in varying]
+    shared = [f"{c.replace('_', ' ')} {frame[c].iloc[0]}" for c in columns if c not in varying]
     return varying, " · ".join(shared)
 
 
 def join_labels(frame: pd.DataFrame, columns: Sequence[str]) -> list[str]:
-    """Each row's values of ``columns`` joined with `` · ``."""
-    return list(frame[list(columns)].astype(str).agg(" · ".join, axis=1))
+    """Each row's values of ``columns`` joined with `` · ``; a number says its column (run 2)."""
+    parts = [
+        f"{c.replace('_', ' ')} " + frame[c].astype(str)
+        if pd.api.types.is_numeric_dtype(frame[c])
+        else frame[c].astype(str)
+        for c in columns
+    ]
+    return list(pd.concat(parts, axis=1).agg(" · ".join, axis=1)) if parts else []
 
 
 def join_title(*parts: str | None) -> str:
