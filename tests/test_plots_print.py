@@ -288,7 +288,7 @@ def test_kappa_forest_says_shared_context_once_in_the_title() -> None:
     assert len(rows) == len(set(rows)) == 6
     assert not any("gpt-4.1" in row for row in rows)
     assert rows[0] == "riddle_accuracy · unweighted"
-    assert ax.get_title("left").replace("\n", " ") == "variant base, run 1; gpt-4.1"
+    assert ax.get_title("left").replace("\n", " ") == "variant base, run 1; judge gpt-4.1"
 
 
 def test_kappa_forest_axis_does_not_claim_a_weighting_by_default() -> None:
@@ -378,7 +378,7 @@ def test_flip_chart_counts_runs_in_whole_numbers() -> None:
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "1"]
     assert ax.get_xlabel().replace("\n", " ").endswith("(of 2)")
-    assert ax.get_title("left") == "riddle_accuracy"
+    assert ax.get_title("left") == "rubric riddle_accuracy"
     three = plots.plot_consistency(_per_item(3), panel="judge").axes[0]
     assert [t.get_text() for t in three.get_xticklabels()] == ["0", "1", "2"]
 
