@@ -35,6 +35,10 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
 #: ``direct_scoring_json``, ``score_line``; ``docs/parsing.md`` describes each).
 OutputFormat = str
 
+#: Where a logprob-weighted score is located: after ``"rating":``, after ``SCORE:`` /
+#: ``"score":``, after each ``ID,`` (batched), or nowhere (the score is computed).
+LogprobAnchor = Literal["rating", "score", "id", "none"]
+
 
 class UsageError(ValueError):
     """A mistake the user can fix (an option, a file, a parameter); the message is one line.
@@ -292,14 +296,40 @@ class JudgeClient(Protocol):
         ...
 
 
+class FormatFacts(Protocol):
+    """What the engine reads of a rubric's output format (``formats.FormatSpec`` has it all).
+
+    A rubric holds its format's spec, found once when the rubric loads, so nothing on the
+    request path looks a format up by name.
+    """
+
+    @property
+    def name(self) -> OutputFormat:
+        """The format's registered name (``output_format`` in a rubric's config)."""
+        ...
+
+    @property
+    def batched(self) -> bool:
+        """Whether one reply scores several items."""
+        ...
+
+    @property
+    def completion_tokens_per_item(self) -> int:
+        """Guessed output tokens per item, for the cost estimate."""
+        ...
+
+    @property
+    def logprob_anchor(self) -> LogprobAnchor:
+        """Where the score token sits, for logprob-weighted scores."""
+        ...
+
+
 @runtime_checkable
 class Rubric(Protocol):
     """A scoring instrument: prompt templates, a scale, an output format and its parser."""
 
     name: str
-    output_format: OutputFormat
     scale: Scale
-    batched: bool
     default_batch_size: int
     input_columns: tuple[str, ...]
     required_columns: tuple[str, ...]  # input columns every item must carry
@@ -307,6 +337,11 @@ class Rubric(Protocol):
     label_column: str  # default name of the human label column in an items table
     variants: tuple[str, ...]
     verbatim: bool  # a researcher's own prompt, sent as written: plain text unless asked
+
+    @property
+    def format(self) -> FormatFacts:
+        """The output format's spec, found once when the rubric loaded (batched or not, ...)."""
+        ...
 
     def render(
         self,
@@ -379,9 +414,11 @@ __all__ = [
     "ChatReply",
     "ChatRequest",
     "Criterion",
+    "FormatFacts",
     "Item",
     "ItemVerdict",
     "JudgeClient",
+    "LogprobAnchor",
     "OutputFormat",
     "ParsedReply",
     "Rubric",

@@ -13,7 +13,7 @@ import pytest
 
 from judgekit.engine import store as store_module
 from judgekit.simulator import run_simulator
-from judgekit.workflows import cli_judge
+from judgekit.workflows import judge_run
 from judgekit.workflows.cli import main
 
 
@@ -90,7 +90,7 @@ def test_a_full_disk_under_the_table_keeps_the_replies_and_a_rerun_pays_nothing(
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     with run_simulator() as sim:
-        monkeypatch.setattr(cli_judge, "write_table", full)
+        monkeypatch.setattr(judge_run, "write_table", full)
         code = main(_judge(items, output, sim.base_url))
         last, err = _last_line(capsys)
         assert code == 1 and "Traceback" not in err

@@ -18,9 +18,10 @@ from judgekit.engine import JudgeOptions
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import UsageError
 from judgekit.workflows.cli import main
-from judgekit.workflows.cli_judge import JudgeCommand, execute
+from judgekit.workflows.cli_judge import execute
 from judgekit.workflows.clients import EndpointOptions
 from judgekit.workflows.errors import RunFailed
+from judgekit.workflows.judge_command import JudgeCommand
 
 TRUTH = {"101": 5.0, "102": 0.0, "103": 3.0, "104": 5.0}
 

@@ -35,7 +35,7 @@ def local_server(tmp_path_factory):  # type: ignore[no-untyped-def]
 
 
 def test_local_judge_answers_a_two_turn_conversation(local_server, tmp_path) -> None:
-    from judgekit.workflows.clients import local_judge_client
+    from judgekit.workflows.clients import EndpointOptions, local_judge_client
 
     rubric = load_rubric("riddle_accuracy")
     items = [
@@ -50,7 +50,7 @@ def test_local_judge_answers_a_two_turn_conversation(local_server, tmp_path) -> 
         Item("3", {"Question": "Mi a főváros?", "Answer": "Budapest", "Ref_Answer": "Budapest"}),
         Item("4", {"Question": "Kócos kis jószág?", "Answer": "Puli", "Ref_Answer": "Puli"}),
     ]
-    client = local_judge_client(local_server, timeout_s=300.0)
+    client = local_judge_client(local_server, EndpointOptions(timeout_s=300.0))
     table = judge(
         items,
         rubric,

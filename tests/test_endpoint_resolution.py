@@ -84,7 +84,7 @@ def observed(
     except UsageError as error:
         probe_error = str(error)
     try:
-        with clients.default_judge_client("m", base_url=given, provider=provider) as client:
+        with clients.default_judge_client(EndpointOptions("m", given, provider)) as client:
             client_host = urlsplit(client.base_url).hostname
             key = client._api_key.reveal()
         client_verdict = "ok"

@@ -1,4 +1,5 @@
-"""A request is rendered once: the estimate does not render every request, the reader never does."""
+"""A request is rendered once (the estimate does not render every request, the reader never
+does), and its rubric's format is never looked up by name on the way."""
 
 from __future__ import annotations
 
@@ -63,3 +64,39 @@ def test_the_preview_renders_one_request_per_variant(monkeypatch: pytest.MonkeyP
     assert len(renders) == 2 and estimate.requests == 300 and estimate.stored == 0
     assert request is not None and "Riddle 1?" in request.messages[-1]["content"]
     assert request.shown == ("Riddle 1?\nAnswer 1\nR",)
+
+
+class _CountingRegistry(dict):
+    """The formats registry, counting every look-up by name."""
+
+    def __init__(self, registered: dict[str, Any]) -> None:
+        super().__init__(registered)
+        self.lookups = 0
+
+    def __getitem__(self, name: str) -> Any:
+        self.lookups += 1
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self.lookups += 1
+        return super().get(name, default)
+
+
+@pytest.mark.parametrize("mode", ["independent", "conversation"])
+def test_the_request_path_never_looks_a_format_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path, mode: str
+) -> None:
+    from judgekit.formats import spec
+
+    options = JudgeOptions(batch_size=2, store=tmp_path / "s.sqlite", progress=False, mode=mode)
+    with run_simulator(SimulatorConfig()) as sim:
+        client = OpenAIJudge("sim-judge", base_url=sim.base_url, provider="simulator")
+        online = judge(_items(6), load_rubric("riddle_accuracy"), client, options)
+    rubric = load_rubric("riddle_accuracy")  # the format is found here, once
+    registry = _CountingRegistry(spec._REGISTRY)
+    monkeypatch.setattr(spec, "_REGISTRY", registry)
+    offline = judge(_items(6), rubric, client, options, offline=True)  # estimate, render, parse
+    assert registry.lookups == 0
+    assert offline.attrs["replayed"] == online.attrs["api_calls"] > 0
+    load_rubric("riddle_accuracy")
+    assert registry.lookups == 1  # the counter sees the loader's look-up: it is not blind

@@ -92,7 +92,7 @@ def test_a_toy_format_needs_only_its_module_and_templates(toy: FormatSpec, tmp_p
     (off,) = rubric.parse("VERDICT=7", ["a"]).verdicts
     assert off.status is Status.OUT_OF_RANGE
     estimate = estimate_cost(
-        [(40, 1)], stored=0, output_format="toy_verdict", max_tokens=None, prices=None
+        [(40, 1)], stored=0, output_format=rubric.format, max_tokens=None, prices=None
     )
     assert estimate.completion_tokens == 5
 

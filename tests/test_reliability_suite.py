@@ -81,7 +81,8 @@ from pathlib import Path
 from judgekit.data import items_from_frame, read_table
 from judgekit.engine import OpenAIJudge, judge
 from judgekit.engine import JudgeOptions
-from judgekit.workflows.cli_judge import JudgeCommand, execute
+from judgekit.workflows.cli_judge import execute
+from judgekit.workflows.judge_command import JudgeCommand
 from judgekit.workflows.clients import EndpointOptions
 from judgekit.rubrics import load_rubric
 

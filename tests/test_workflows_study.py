@@ -16,7 +16,8 @@ from judgekit.labels.table import describe_human_labels, label_conflicts, read_l
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import JUDGMENT_COLUMNS, UsageError
-from judgekit.workflows.study import item_context, load_study, own_models_setting, study_items
+from judgekit.workflows.items import item_context, study_items
+from judgekit.workflows.study import load_study, own_models_setting
 
 ITEMS = (
     "ID,Question,Answer,Reference answer,Model,Topic,Human_Factual\n"
@@ -151,11 +152,12 @@ def test_own_models_is_a_study_setting_checked_against_the_study(tmp_path: Path)
     write_table(judgments, tmp_path / "judgments.parquet")
     study = load_study(tmp_path)
     assert study.settings == {}
+    judged = study.folder, set(study.verdicts["judge"]), set(study.verdicts["answer_model"])
     with pytest.raises(UsageError, match=r"no judge 'jj' in the study \(did you mean `j`\?\)"):
-        own_models_setting(study, ["jj=model-a"])
+        own_models_setting(*judged, ["jj=model-a"])
     with pytest.raises(UsageError, match=r"no answering model 'model-c'.*did you mean `model-"):
-        own_models_setting(study, ["j=model-c"])
+        own_models_setting(*judged, ["j=model-c"])
     with pytest.raises(UsageError, match="write JUDGE=ANSWERING_MODEL"):
-        own_models_setting(study, ["j"])
-    assert own_models_setting(study, ["j=model-a"]) == {"j": "model-a"}
+        own_models_setting(*judged, ["j"])
+    assert own_models_setting(*judged, ["j=model-a"]) == {"j": "model-a"}
     assert load_study(tmp_path).settings == {"own_models": {"j": "model-a"}}

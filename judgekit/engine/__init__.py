@@ -2,6 +2,7 @@
 
 from judgekit.engine.client import JudgeCallError, OpenAIJudge
 from judgekit.engine.conversation import ContextBudgetError
+from judgekit.engine.modes import MODES, Mode, register_mode
 from judgekit.engine.options import JudgeOptions
 from judgekit.engine.ordering import order_items, position_spread
 from judgekit.engine.plan import RunPlan
@@ -16,7 +17,7 @@ from judgekit.engine.providers import (
     resolve_base_url,
 )
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
-from judgekit.engine.runner import MODES, ajudge, judge, preview, register_mode
+from judgekit.engine.runner import ajudge, judge, preview
 from judgekit.engine.session import JudgeSession, JudgeSettings, OfflineStoreMissError
 from judgekit.engine.store import RequestKey, ResponseStore, StoreWriteError
 
@@ -34,6 +35,7 @@ __all__ = [
     "JudgeSession",
     "JudgeSettings",
     "MissingAPIKeyError",
+    "Mode",
     "OfflineStoreMissError",
     "OpenAIJudge",
     "ProviderPreset",

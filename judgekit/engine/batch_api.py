@@ -22,12 +22,9 @@ Batch replies carry ``latency_s = 0.0`` (the Batch API reports no per-request la
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import json
 import logging
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,46 +32,21 @@ from typing import Any
 
 import openai
 import pandas as pd
-from openai.types import Batch as SDKBatch
 
-from judgekit.engine.batch_files import (
-    ENDPOINT,
-    BatchLimits,
-    BatchState,
-    PendingRequest,
-    encoded_lines,
-    hash_of,
-    reply_from_result,
-    split_for_limits,
-)
+from judgekit.engine.batch_endpoint import PollPolicy, Round, run_round
+from judgekit.engine.batch_files import BatchLimits, BatchState, PendingRequest
 from judgekit.engine.client import OpenAIJudge
+from judgekit.engine.modes import Mode, register_mode
+from judgekit.engine.plan import RunPlan
 from judgekit.engine.rows import judge_items
-from judgekit.engine.runner import RunPlan, ajudge, blocking, register_mode
+from judgekit.engine.runner import ajudge, blocking
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.store import RequestKey, ResponseStore
-from judgekit.types import Item, JudgeClient, Rubric, UsageError
+from judgekit.types import Item, JudgeClient, Rubric
 
 logger = logging.getLogger(__name__)
 
 COLLECT_MODE = "batch_api_collect"
-TERMINAL_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
-
-
-@dataclass(frozen=True)
-class PollPolicy:
-    """How a batch is polled: interval grows by ``factor`` up to a cap; give up after a bound.
-
-    Attributes:
-        initial_s: First wait between polls.
-        factor: Growth of the wait after each poll.
-        max_interval_s: Longest wait between polls.
-        timeout_s: Stop waiting (the batch keeps running; rerun to resume) after this long.
-    """
-
-    initial_s: float = 2.0
-    factor: float = 1.5
-    max_interval_s: float = 60.0
-    timeout_s: float = 26 * 3600.0
 
 
 @dataclass
@@ -120,116 +92,11 @@ async def _collect_mode(session: JudgeSession, plan: RunPlan) -> list[dict[str, 
     return rows
 
 
-register_mode(COLLECT_MODE, _collect_mode)
+register_mode(COLLECT_MODE, Mode(_collect_mode))
 
 
-async def submit_batch(
-    sdk: openai.AsyncOpenAI,
-    pending: Sequence[PendingRequest],
-    *,
-    completion_window: str = "24h",
-    metadata: Mapping[str, str] | None = None,
-) -> str:
-    """Upload the requests as JSONL, create the batch, and return its ID."""
-    data = b"".join(encoded_lines(pending))
-    uploaded = await sdk.files.create(file=("judgekit_batch.jsonl", data), purpose="batch")
-    batch = await sdk.batches.create(
-        input_file_id=uploaded.id,
-        endpoint=ENDPOINT,
-        completion_window=completion_window,  # type: ignore[arg-type]
-        metadata=dict(metadata) if metadata else None,
-    )
-    return batch.id
-
-
-async def wait_for_batch(
-    sdk: openai.AsyncOpenAI,
-    batch_id: str,
-    policy: PollPolicy,
-    on_poll: Callable[[SDKBatch], None] = lambda _batch: None,
-) -> SDKBatch:
-    """Poll until the batch is completed, failed, expired or cancelled.
-
-    Raises:
-        TimeoutError: After ``policy.timeout_s``; the batch keeps running and a rerun resumes.
-    """
-    started = time.monotonic()
-    interval = policy.initial_s
-    while True:
-        batch = await sdk.batches.retrieve(batch_id)
-        on_poll(batch)
-        if batch.status in TERMINAL_STATUSES:
-            return batch
-        if time.monotonic() - started + interval > policy.timeout_s:
-            raise TimeoutError(
-                f"batch {batch_id} still {batch.status} after {policy.timeout_s:.0f}s; "
-                "rerun with the same inputs to resume waiting"
-            )
-        await asyncio.sleep(interval)
-        interval = min(interval * policy.factor, policy.max_interval_s)
-
-
-async def download_results(sdk: openai.AsyncOpenAI, batch: SDKBatch) -> list[dict[str, Any]]:
-    """Every output and error line of a finished batch."""
-    lines: list[dict[str, Any]] = []
-    for file_id in (batch.output_file_id, batch.error_file_id):
-        if file_id:
-            content = await sdk.files.content(file_id)
-            lines += [json.loads(raw) for raw in content.text.splitlines() if raw.strip()]
-    return lines
-
-
-def record_results(
-    store: ResponseStore,
-    pending: Mapping[str, PendingRequest],
-    batch: SDKBatch,
-    lines: Sequence[Mapping[str, Any]],
-    expected: Sequence[str],
-) -> tuple[int, int]:
-    """Write each line's reply (or error) into the store; returns (replies, errors).
-
-    Args:
-        store: Where the replies go.
-        pending: The requests still unanswered, by store key; lines for other requests of
-            the batch (recorded by an earlier, interrupted run) are skipped.
-        batch: The finished batch.
-        lines: Its output and error lines.
-        expected: The store keys of the batch's requests.
-
-    A pending request of the batch with no line (expired or cancelled batch) is recorded as
-    an error naming the batch and its status.
-
-    Raises:
-        ValueError: If a line's ``custom_id`` is not one of the batch's requests.
-    """
-    members = set(expected)
-    answered: set[str] = set()
-    replies = errors = 0
-    for line in lines:
-        request_hash = hash_of(str(line.get("custom_id")))
-        if request_hash not in members:
-            unknown = line.get("custom_id")
-            raise ValueError(f"batch {batch.id}: result for unknown custom_id {unknown!r}")
-        answered.add(request_hash)
-        if request_hash not in pending:
-            continue
-        reply, error = reply_from_result(line)
-        if reply is not None:
-            store.record_reply(request_hash, reply)
-            replies += 1
-        else:
-            store.record_error(request_hash, error or "batch line failed", 1)
-            errors += 1
-    for request_hash in sorted(members & set(pending) - answered):
-        store.record_error(request_hash, f"batch {batch.id} {batch.status}", 0)
-        errors += 1
-    return replies, errors
-
-
-def _sdk_for(client: JudgeClient, api_key: str | None) -> openai.AsyncOpenAI:
+def _sdk_for(client: OpenAIJudge, api_key: str | None) -> openai.AsyncOpenAI:
     """The files/batches client of ``client``'s endpoint, with the given key or its own."""
-    if not isinstance(client, OpenAIJudge):
-        raise UsageError("pass sdk=openai.AsyncOpenAI(...) for a client that is not OpenAIJudge")
     if api_key:
         return openai.AsyncOpenAI(base_url=client.base_url, api_key=api_key)
     return client.new_sdk()
@@ -259,22 +126,10 @@ async def collect_pending(
     return sorted(collector.pending.values(), key=lambda p: p.custom_id)
 
 
-@dataclass
-class _Round:
-    """One round's batches: what they hold and where they go (shared by its waits)."""
-
-    sdk: openai.AsyncOpenAI
-    store: ResponseStore
-    state: BatchState
-    pending: dict[str, PendingRequest]
-    poll: PollPolicy
-    notify: Callable[[str], None]
-
-
 async def abatch_judge(
     items: Sequence[Item],
     rubric: Rubric,
-    client: JudgeClient,
+    client: OpenAIJudge,
     *,
     store: ResponseStore | str | Path,
     sdk: openai.AsyncOpenAI | None = None,
@@ -291,7 +146,8 @@ async def abatch_judge(
     Args:
         items: What to judge.
         rubric: The scoring instrument.
-        client: The judge (its model, structured mode and options shape the requests).
+        client: The judge (its model, structured mode and options shape the requests); the
+            Batch API is an OpenAI-compatible endpoint's, so an :class:`OpenAIJudge`.
         store: Response store (object or path); batch results are recorded in it and the
             submitted batches are kept beside it (:class:`BatchState`) for resuming.
         sdk: Client for the files and batches endpoints; by default one is built for
@@ -333,10 +189,10 @@ async def abatch_judge(
             if not pending:
                 break
             by_hash = {p.key.hash: p for p in pending}
-            work = _Round(sdk, opened, state, by_hash, poll, notify)
-            where = {"base_url": getattr(client, "base_url", ""), "round": round_number}
-            where["provider"] = getattr(getattr(client, "preset", None), "name", "")
-            ids = await _run_round(work, limits, completion_window, where)
+            work = Round(sdk, opened, state, by_hash, poll, notify)
+            where = {"base_url": client.base_url, "round": round_number}
+            where["provider"] = client.preset.name
+            ids = await run_round(work, limits, completion_window, where)
             batch_ids += ids
             for request_hash in by_hash:
                 stored = opened.lookup(request_hash)
@@ -357,71 +213,6 @@ async def abatch_judge(
             opened.close()
     table.attrs.update(batch_ids=batch_ids, api_calls=answered + failed, failed_calls=failed)
     return table
-
-
-async def _run_round(
-    work: _Round, limits: BatchLimits, completion_window: str, where: Mapping[str, Any]
-) -> list[str]:
-    """Resume the saved batches holding pending requests, submit the rest (split), record all.
-
-    Returns:
-        The IDs of the round's batches.
-    """
-    resumed: list[dict[str, Any]] = []
-    covered: set[str] = set()
-    for entry in work.state.unrecorded():
-        if set(entry.get("hashes", ())) & set(work.pending) and await _still_known(work, entry):
-            resumed.append(entry)
-            covered |= set(entry["hashes"])
-            work.notify(
-                f"resuming batch {entry['batch_id']} ({entry['requests']} requests, "
-                f"{entry.get('status', '?')})"
-            )
-    to_submit = [p for h, p in work.pending.items() if h not in covered]
-    for chunk in split_for_limits(to_submit, limits) if to_submit else []:
-        hashes = [p.key.hash for p in chunk]
-        for p in chunk:
-            work.store.record_request(p.key)
-        batch_id = await submit_batch(work.sdk, chunk, completion_window=completion_window)
-        work.state.add(batch_id, hashes, **where)
-        resumed.append({"batch_id": batch_id, "hashes": hashes, "requests": len(hashes)})
-        work.notify(f"submitted batch {batch_id} ({len(hashes)} requests)")
-    await asyncio.gather(*(_finish_batch(work, entry) for entry in resumed))
-    return [entry["batch_id"] for entry in resumed]
-
-
-async def _still_known(work: _Round, entry: Mapping[str, Any]) -> bool:
-    """Whether the endpoint still knows a saved batch (else its requests are submitted again)."""
-    try:
-        await work.sdk.batches.retrieve(entry["batch_id"])
-    except openai.NotFoundError:
-        work.notify(f"saved batch {entry['batch_id']} is unknown to the endpoint; submitting again")
-        work.state.update(entry["batch_id"], recorded=True, status="unknown to the endpoint")
-        return False
-    return True
-
-
-async def _finish_batch(work: _Round, entry: Mapping[str, Any]) -> None:
-    """Wait for one batch, then record its results (or fail on a batch rejected whole)."""
-    batch_id = entry["batch_id"]
-
-    def on_poll(batch: SDKBatch) -> None:
-        counts = batch.request_counts.model_dump() if batch.request_counts else {}
-        if work.state.update(batch_id, status=batch.status, counts=counts):
-            done = f"{counts.get('completed', 0)}/{counts.get('total', 0)} done" if counts else ""
-            work.notify(f"batch {batch_id}: {batch.status} {done}".rstrip())
-
-    batch = await wait_for_batch(work.sdk, batch_id, work.poll, on_poll)
-    if batch.status == "failed":
-        problems = "; ".join(
-            e.message or "" for e in (batch.errors.data if batch.errors else None) or []
-        )
-        work.state.update(batch_id, recorded=True)
-        raise ValueError(f"batch {batch_id} was rejected: {problems or 'no reason given'}")
-    lines = await download_results(work.sdk, batch)
-    replies, errors = record_results(work.store, work.pending, batch, lines, entry["hashes"])
-    work.state.update(batch_id, recorded=True)
-    work.notify(f"batch {batch_id} {batch.status}: {replies} replies, {errors} failed lines")
 
 
 #: Blocking :func:`abatch_judge` (safe inside a running event loop, e.g. a notebook).

@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judgekit.data import Batch
-from judgekit.engine.plan import RunPlan
+from judgekit.engine.plan import FirstAsks, RunPlan
 from judgekit.engine.rows import Asked, reask_key, reask_label, reask_loop
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.tokens import estimate_message_tokens
-from judgekit.formats import get_format
 from judgekit.types import ChatRequest, Item, UsageError
 
 logger = logging.getLogger(__name__)
@@ -128,7 +127,7 @@ def _reply_reserve(session: JudgeSession, rows: int) -> int:
 
 def _expected_reply_tokens(session: JudgeSession, rows: int) -> int:
     """The estimate's guess of a reply's length (as :func:`estimate_cost` guesses it)."""
-    guess = get_format(session.rubric.output_format).completion_tokens_per_item * rows
+    guess = session.rubric.format.completion_tokens_per_item * rows
     return session.settings.max_tokens or guess
 
 
@@ -259,6 +258,20 @@ def planned_turns(session: JudgeSession, plan: RunPlan) -> list[tuple[ChatReques
         chat.record(user, reply)
         planned.append((request, len(batch.items)))
     return planned
+
+
+def conversation_asks(session: JudgeSession, plans: Sequence[RunPlan]) -> FirstAsks:
+    """Conversation mode's first asks: each turn with its history, looked up in the store."""
+    asks, stored, first = [], 0, None
+    for plan in plans:
+        for request, n_items in planned_turns(session, plan):
+            first = first or request
+            asks.append((estimate_message_tokens(request.messages, session.model), n_items))
+            key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
+            found = session.stored(key)
+            answered = found is not None and (found.reply is not None or session.settings.offline)
+            stored += answered
+    return asks, stored, first
 
 
 async def run_conversation(session: JudgeSession, plan: RunPlan) -> list[Row]:

@@ -6,8 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from judgekit.formats import get_format
-from judgekit.types import OutputFormat
+from judgekit.types import FormatFacts
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ def estimate_cost(
     first_asks: Iterable[tuple[int, int]],
     *,
     stored: int,
-    output_format: OutputFormat,
+    output_format: FormatFacts,
     max_tokens: int | None,
     prices: Mapping[str, float] | None,
 ) -> CostEstimate:
@@ -63,7 +62,7 @@ def estimate_cost(
         first_asks: Each first-attempt request's estimated prompt tokens and number of items.
         stored: How many of them the store answers already; the rest are to send, and are
             taken to be of the requests' average size.
-        output_format: The rubric's output format (sets the output guess).
+        output_format: The rubric's output format (its tokens per item set the output guess).
         max_tokens: The output cap, used as the output guess when set.
         prices: USD per 1M tokens: ``"input"`` and ``"output"``.
 
@@ -71,7 +70,7 @@ def estimate_cost(
         ValueError: If ``prices`` lacks ``input`` or ``output``.
     """
     requests = prompt = completion = 0
-    per_item = get_format(output_format).completion_tokens_per_item
+    per_item = output_format.completion_tokens_per_item
     for tokens, n_items in first_asks:
         requests += 1
         prompt += tokens

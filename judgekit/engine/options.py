@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judgekit.engine.modes import Mode
 from judgekit.engine.session import JudgeSettings
 from judgekit.engine.store import ResponseStore
 from judgekit.types import Item, JudgeClient, Rubric, UsageError
@@ -79,7 +80,7 @@ class JudgeOptions:
 
     def batch_size_for(self, rubric: Rubric) -> int:
         """Items per request for ``rubric`` (1 for single-item rubrics)."""
-        if not rubric.batched:
+        if not rubric.format.batched:
             return 1
         return rubric.default_batch_size if self.batch_size is None else self.batch_size
 
@@ -104,7 +105,7 @@ class JudgeOptions:
             offline=self.offline,
         )
 
-    def check(self, rubric: Rubric, client: JudgeClient, modes: Sequence[str]) -> None:
+    def check(self, rubric: Rubric, client: JudgeClient, modes: Mapping[str, Mode]) -> None:
         """Refuse inconsistent options before anything is sent.
 
         Raises:
@@ -113,8 +114,12 @@ class JudgeOptions:
         for problem in self._problems(rubric, client, modes):
             raise UsageError(problem)
 
-    def _problems(self, rubric: Rubric, client: JudgeClient, modes: Sequence[str]) -> list[str]:
+    def _problems(
+        self, rubric: Rubric, client: JudgeClient, modes: Mapping[str, Mode]
+    ) -> list[str]:
         variants = list(self.variants)
+        mode = modes.get(self.mode)
+        budgeted = sorted(name for name, known in modes.items() if known.context_tokens)
         unknown = [v for v in variants if v not in rubric.variants]
         repeated = sorted({v for v in variants if variants.count(v) > 1})
         store = self.store
@@ -136,7 +141,7 @@ class JudgeOptions:
                 f"top_logprobs must be within 0..{MAX_TOP_LOGPROBS}, got {self.top_logprobs}",
             ),
             (
-                not rubric.batched and self.batch_size not in (None, 1),
+                not rubric.format.batched and self.batch_size not in (None, 1),
                 f"rubric {rubric.name} judges one item per request, not {self.batch_size}",
             ),
             (
@@ -147,10 +152,10 @@ class JudgeOptions:
                 self.logprobs and not client.supports_logprobs,
                 f"{client.model}: this endpoint is not assumed to return logprobs",
             ),
-            (self.mode not in modes, f"unknown mode {self.mode!r}; available: {sorted(modes)}"),
+            (mode is None, f"unknown mode {self.mode!r}; available: {sorted(modes)}"),
             (
-                self.context_tokens is not None and self.mode != "conversation",
-                f"context_tokens applies to mode='conversation' only, not {self.mode!r}",
+                self.context_tokens is not None and mode is not None and not mode.context_tokens,
+                f"context_tokens applies to the mode(s) {budgeted} only, not {self.mode!r}",
             ),
             (self.offline and store is None, "offline=True needs a store to answer from"),
             (

@@ -21,7 +21,7 @@ from judgekit.data import Batch
 from judgekit.engine.plan import Row, RunPlan
 from judgekit.engine.session import CallOutcome, JudgeSession
 from judgekit.engine.store import RequestKey
-from judgekit.formats import expected_score, expected_scores_by_id, get_format
+from judgekit.formats import expected_score, expected_scores_by_id
 from judgekit.types import (
     JUDGMENT_COLUMNS,
     ChatReply,
@@ -73,7 +73,7 @@ def expected_by_id(session: JudgeSession, reply: ChatReply, ids: Sequence[str]) 
     rubric = session.rubric
     if not session.settings.logprobs or not reply.top_logprobs:
         return {}
-    anchor = get_format(rubric.output_format).logprob_anchor
+    anchor = rubric.format.logprob_anchor
     if anchor == "id":
         found = expected_scores_by_id(reply.top_logprobs, rubric.scale, ids, reply_text=reply.text)
         return {item_id: float(value) for item_id, value in found.items() if value is not None}

@@ -3,10 +3,9 @@
 For every (variant, run) the items are cut into batches, each batch is rendered into one
 request (the run index goes into the store key, never into the prompt, so at temperature 0
 repeats are honest re-measurements), answered from the store or the judge, parsed, and its
-failed rows re-asked. How the batches of one run are sent is a *mode*: ``"independent"``
-sends each batch as its own conversation; other modes (e.g. one running conversation per run)
-are listed in :data:`MODES` (extensions add theirs with :func:`register_mode`) and reuse
-the same steps.
+failed rows re-asked. How the batches of one run are sent, and how its first asks are
+foreseen for the estimate, is a *mode* (:mod:`judgekit.engine.modes`: ``"independent"``,
+``"conversation"``, and any an extension registers); every mode reuses the same steps.
 """
 
 from __future__ import annotations
@@ -28,15 +27,14 @@ import pandas as pd
 from tqdm import tqdm  # plain bar: tqdm.auto warns in kernels without ipywidgets
 
 from judgekit.data import make_batches
-from judgekit.engine.conversation import planned_turns, run_conversation
 from judgekit.engine.estimate import CostEstimate, estimate_cost
+from judgekit.engine.modes import MODES
 from judgekit.engine.options import JudgeOptions, check_items
 from judgekit.engine.ordering import order_items
 from judgekit.engine.plan import ModeRunner, Row, RunPlan
-from judgekit.engine.rows import ALL_COLUMNS, judge_items
+from judgekit.engine.rows import ALL_COLUMNS
 from judgekit.engine.session import JudgeSession, describe_options
 from judgekit.engine.store import ResponseStore
-from judgekit.engine.tokens import estimate_message_tokens, estimate_text_tokens
 from judgekit.types import ChatRequest, Item, JudgeClient, Rubric
 
 logger = logging.getLogger(__name__)
@@ -53,107 +51,15 @@ def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
     return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-async def run_independent(session: JudgeSession, plan: RunPlan) -> list[Row]:
-    """Send every batch of a run as its own request, a bounded pool of workers at a time.
-
-    The workers (twice the client's concurrency, so that a finished request's slot is taken at
-    once) pull the next batch when they finish one: pending batches are not tasks, nothing is
-    rendered before its turn, and the cost of a call does not grow with the study.
-    """
-    results: list[list[Row]] = [[] for _ in plan.batches]
-    pending = iter(enumerate(plan.batches))
-
-    async def worker() -> None:
-        for index, batch in pending:  # one shared iterator: each batch goes to one worker
-            results[index] = await judge_items(session, plan, batch)
-
-    workers = min(len(plan.batches), 2 * max(1, session.client.max_concurrency))
-    async with asyncio.TaskGroup() as group:
-        for _ in range(workers):
-            group.create_task(worker())
-    return [row for rows in results for row in rows]
-
-
-MODES: dict[str, ModeRunner] = {
-    "independent": run_independent,
-    "conversation": run_conversation,
-}
-
-
-def register_mode(name: str, runner: ModeRunner) -> None:
-    """Make a judging mode available to ``judge(..., mode=name)``."""
-    MODES[name] = runner
-
-
-def _conversation_asks(
-    session: JudgeSession, plans: Sequence[RunPlan]
-) -> tuple[list[tuple[int, int]], int, ChatRequest | None]:
-    """Conversation mode's first asks: each turn with its history, looked up in the store."""
-    asks, stored, first = [], 0, None
-    for plan in plans:
-        for request, n_items in planned_turns(session, plan):
-            first = first or request
-            asks.append((estimate_message_tokens(request.messages, session.model), n_items))
-            key = session.request_key(request, variant=plan.variant, run=plan.run, attempt=1)
-            found = session.stored(key)
-            answered = found is not None and (found.reply is not None or session.settings.offline)
-            stored += answered
-    return asks, stored, first
-
-
-def _independent_asks(
-    session: JudgeSession, plans: Sequence[RunPlan]
-) -> tuple[list[tuple[int, int]], int, ChatRequest | None]:
-    """Every first ask's tokens without rendering it, and how many the store answers.
-
-    One request per variant is rendered (the first to be sent, kept to be sent as it is): its
-    tokens beyond the items' own texts (instructions, header, tags) are taken as every
-    request's overhead, to which each batch adds its items' texts. The store is asked how many
-    first asks of this judge, rubric, variant and run it answers, not request by request.
-    """
-    model, store = session.model, session.store
-    overhead: dict[str, int] = {}
-    asks, stored, first = [], 0, None
-    for plan in plans:
-        if not plan.batches:
-            continue
-        if plan.variant not in overhead:
-            batch = plan.batches[0]
-            sample = session.build_request(
-                batch.items, variant=plan.variant, run=plan.run, batch_label=batch.label
-            )
-            first = first or sample
-            session.rendered_ahead[(plan.variant, plan.run, batch.label, batch.ids)] = sample
-            texts = sum(estimate_text_tokens(text, model) for text in sample.shown)
-            overhead[plan.variant] = estimate_message_tokens(sample.messages, model) - texts
-        for batch in plan.batches:
-            texts = sum(
-                estimate_text_tokens(t, model) for t in session.rubric.shown_texts(batch.items)
-            )
-            asks.append((overhead[plan.variant] + texts, len(batch.items)))
-        if store is not None:
-            answered = store.answered(
-                model=model,
-                rubric=session.rubric.name,
-                variant=plan.variant,
-                run=plan.run,
-                endpoint=session.client.endpoint,
-                offline=session.settings.offline,
-            )
-            stored += min(answered, len(plan.batches))
-    return asks, stored, first
-
-
 def _estimate(
     session: JudgeSession, plans: Sequence[RunPlan], prices: Mapping[str, float] | None, mode: str
 ) -> tuple[CostEstimate, ChatRequest | None]:
-    """The run's estimate and its first request as it will be sent."""
-    planned = _conversation_asks if mode == "conversation" else _independent_asks
-    asks, stored, first = planned(session, plans)
+    """The run's estimate and its first request as it will be sent (the mode foresees both)."""
+    asks, stored, first = MODES[mode].first_asks(session, plans)
     estimate = estimate_cost(
         asks,
         stored=stored,
-        output_format=session.rubric.output_format,
+        output_format=session.rubric.format,
         max_tokens=session.settings.max_tokens,
         prices=prices,
     )
@@ -201,7 +107,7 @@ def preview(
     Raises:
         judgekit.types.UsageError: As :func:`ajudge`.
     """
-    options.check(rubric, client, tuple(MODES))
+    options.check(rubric, client, MODES)
     check_items(items, rubric)
     plans = _run_plans(items, rubric, options)
     store = options.store
@@ -269,7 +175,7 @@ async def ajudge(
         judgekit.engine.JudgeCallError: When a failure ends the whole run (e.g. a bad key).
     """
     chosen = (options or JudgeOptions()).updated(**changes)
-    chosen.check(rubric, client, tuple(MODES))
+    chosen.check(rubric, client, MODES)
     check_items(items, rubric)
     store = chosen.store
     owns_store = isinstance(store, str | Path)
@@ -295,7 +201,7 @@ async def ajudge(
         if chosen.progress and first_batch is not None:
             described = describe_options(session.options(first_batch.ids, 1))
             print(f"{estimate.describe()} Options: {described}.", file=sys.stderr)
-        rows = await _run_plans_in_order(session, plans, MODES[chosen.mode])
+        rows = await _run_plans_in_order(session, plans, MODES[chosen.mode].run)
     finally:
         bar.close()
         if owns_store and store is not None:

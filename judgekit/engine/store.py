@@ -383,24 +383,6 @@ class ResponseStore:
         partial.replace(target)
         return target
 
-    def import_from(self, path: str | Path) -> int:
-        """Merge finished requests from an exported file.
-
-        Returns:
-            How many rows were added, or upgraded from pending/error to answered.
-        """
-        source = ResponseStore.open_readonly(path)
-        try:
-            rows = [row for row in source.rows() if row["state"] != "pending"]
-        finally:
-            source.close()
-        if self.readonly:
-            raise PermissionError(f"{self.path} was opened read-only")
-        with self._lock:
-            before = self._db.total_changes
-            _insert_rows(self._db, rows)
-            return self._db.total_changes - before
-
 
 _CALL_COLUMNS = (
     "request_hash, state, reply_text, reply_model, prompt_tokens, completion_tokens,"

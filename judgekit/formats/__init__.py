@@ -14,7 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from judgekit.formats import direct_scoring_json, id_score_lines, rating_json, score_line
+from judgekit.formats import (  # noqa: F401 (importing a format's module registers it)
+    direct_scoring_json,
+    id_score_lines,
+    rating_json,
+    score_line,
+)
 from judgekit.formats.common import TRUNCATION_HINT, clean_text, looks_truncated
 from judgekit.formats.direct_scoring_json import OVERALL_TOLERANCE
 from judgekit.formats.logprobs import expected_score, expected_scores_by_id
@@ -34,24 +39,17 @@ from judgekit.types import (
     ChatRequest,
     Criterion,
     ItemVerdict,
+    OutputFormat,
     ParsedReply,
     Scale,
     Status,
-)
-
-#: The packaged formats (importing their modules registered them).
-PACKAGED_FORMATS = (
-    id_score_lines.SPEC,
-    rating_json.SPEC,
-    direct_scoring_json.SPEC,
-    score_line.SPEC,
 )
 
 
 def parse_reply(
     text: str,
     *,
-    output_format: str,
+    output_format: OutputFormat | FormatSpec,
     scale: Scale,
     item_ids: Sequence[str],
     criteria: Sequence[Criterion] = (),
@@ -63,7 +61,8 @@ def parse_reply(
 
     Args:
         text: The reply's content exactly as received.
-        output_format: The rubric's output format; selects the reader.
+        output_format: The format's name, or its spec (a rubric passes the one it holds, so
+            nothing is looked up); selects the reader.
         scale: The rubric's scale (allowed scores and abstain values).
         item_ids: The IDs the request expected, in order (exactly one for single-item formats).
         criteria: The rubric's criteria; required for ``direct_scoring_json``.
@@ -82,7 +81,7 @@ def parse_reply(
         ValueError: For caller errors: an unknown format, no or repeated IDs, several IDs for a
             single-item format, missing criteria for direct scoring, or a bad score marker.
     """
-    spec = get_format(output_format)
+    spec = get_format(output_format) if isinstance(output_format, str) else output_format
     if not item_ids or len(set(item_ids)) != len(item_ids):
         raise ValueError(f"item_ids must be non-empty and unique, got {list(item_ids)}")
     if not spec.batched and len(item_ids) != 1:
@@ -120,7 +119,6 @@ def _truncated(verdict: ItemVerdict) -> ItemVerdict:
 __all__ = [
     "DEFAULT_MARKER",
     "OVERALL_TOLERANCE",
-    "PACKAGED_FORMATS",
     "TOLERANCE_DESCRIPTIONS",
     "TRUNCATION_HINT",
     "FormatSpec",

@@ -3,8 +3,9 @@
 A format is one module in this package exporting a :class:`FormatSpec`: how to read a reply,
 the JSON schema of a valid reply, a guess of its size, whether it judges several items per
 reply, where a logprob-weighted score is found, and its two prompt templates. Rubrics name
-their format in ``config.yaml``; rendering, parsing, the engine and the simulator look it up
-here, so adding a format is one module, its two templates and its tests.
+their format in ``config.yaml`` and find its spec here once, when they load (rendering,
+parsing and the engine use the spec the rubric holds); the simulator looks formats up here.
+Adding a format is one module, its two templates and its tests.
 """
 
 from __future__ import annotations
@@ -12,14 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from judgekit.formats.reply import ReplyInput
-from judgekit.types import Criterion, ItemVerdict, Scale, UsageError
-
-#: Where a logprob-weighted score is located: after ``"rating":``, after ``SCORE:`` /
-#: ``"score":``, after each ``ID,`` (batched), or nowhere (the score is computed).
-LogprobAnchor = Literal["rating", "score", "id", "none"]
+from judgekit.types import Criterion, ItemVerdict, LogprobAnchor, Scale, UsageError
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgekit.formats import DEFAULT_MARKER, get_format, parse_marker, parse_reply
+import jinja2
+
+from judgekit.formats import DEFAULT_MARKER, FormatSpec, parse_marker, parse_reply
 from judgekit.rubrics.environment import environment, tidy
 from judgekit.types import (
     ChatReply,
@@ -47,10 +49,9 @@ class JinjaRubric:
     Attributes:
         name: Rubric name (the folder name for packaged rubrics).
         description: One-paragraph description of what the rubric measures.
-        output_format: How the judge must answer (see :data:`judgekit.types.OutputFormat`).
+        format: How the judge must answer: the output format's spec, found by name once
+            when the rubric loads (the engine reads it here, never in the registry).
         scale: Allowed scores and abstain values.
-        batched: Whether several items go in one request: the output format's fact
-            (:attr:`judgekit.formats.FormatSpec.batched`), never declared by the rubric.
         default_batch_size: Items per request when the caller does not choose (1 if single).
         input_columns: Canonical columns shown to the judge, in the order the prompt presents
             them (the ID is the ``<item id>`` attribute, not a column).
@@ -78,7 +79,7 @@ class JinjaRubric:
         self,
         *,
         name: str,
-        output_format: OutputFormat,
+        format: FormatSpec,
         scale: Scale,
         default_batch_size: int,
         input_columns: Sequence[str],
@@ -97,22 +98,20 @@ class JinjaRubric:
         unknown_optional = sorted(set(optional_columns) - set(input_columns))
         if unknown_optional:
             raise ValueError(f"rubric {name}: optional columns {unknown_optional} not in inputs")
-        batched = get_format(output_format).batched
-        if default_batch_size < 1 or (not batched and default_batch_size != 1):
+        if default_batch_size < 1 or (not format.batched and default_batch_size != 1):
             raise ValueError(f"rubric {name}: bad default batch size {default_batch_size}")
         if "base" not in variants:
             raise ValueError(f"rubric {name}: the variants must include 'base'")
-        if score_marker is not None and output_format != "score_line":
+        if score_marker is not None and format.name != "score_line":
             raise ValueError(
                 f"rubric {name}: score_marker is read by output_format score_line, not "
-                f"{output_format}"
+                f"{format.name}"
             )
         self.marker = DEFAULT_MARKER if score_marker is None else parse_marker(score_marker)
         self.score_marker = score_marker
         self.name = name
-        self.output_format: OutputFormat = output_format
+        self.format = format
         self.scale = scale
-        self.batched = batched
         self.default_batch_size = default_batch_size
         self.input_columns = tuple(input_columns)
         self.optional_columns = tuple(optional_columns)
@@ -131,6 +130,20 @@ class JinjaRubric:
     def __repr__(self) -> str:
         return f"JinjaRubric({self.name!r}, {self.output_format}, scale={self.scale.allowed})"
 
+    @property
+    def output_format(self) -> OutputFormat:
+        """The format's name, as ``config.yaml`` gives it."""
+        return self.format.name
+
+    @property
+    def batched(self) -> bool:
+        """Whether several items go in one request: the format's fact, never the rubric's."""
+        return self.format.batched
+
+    def environment(self) -> jinja2.Environment:
+        """The templates this rubric renders: its own, the packaged ones, its format's."""
+        return environment(self.name, self.template_folder, self.format.template_dir)
+
     def columns_for(self, available: Iterable[str]) -> tuple[str, ...]:
         """The input columns to read from a table with these columns, in the rubric's order.
 
@@ -146,8 +159,8 @@ class JinjaRubric:
             **self.template_data,
             "rubric_name": self.name,
             "output_format": self.output_format,
-            "format_template": get_format(self.output_format).templates[0],
-            "reminder_template": get_format(self.output_format).templates[1],
+            "format_template": self.format.templates[0],
+            "reminder_template": self.format.templates[1],
             "scale": self.scale,
             "scale_values": ", ".join(str(v) for v in self.scale.allowed),
             "score_marker": self.marker,
@@ -169,7 +182,7 @@ class JinjaRubric:
             )
         key = (variant, structured)
         if key not in self._system_cache:
-            env = environment(self.name, self.template_folder)
+            env = self.environment()
             template = env.get_template(f"{self.name}/variants/{variant}.j2")
             self._system_cache[key] = tidy(template.render(self.template_context(structured)))
         return self._system_cache[key]
@@ -255,7 +268,7 @@ class JinjaRubric:
             batch_label=batch_label or f"rows 1-{len(views)}",
             reminder=reminder,
         )
-        template = environment(self.name, self.template_folder).get_template("common/user.j2")
+        template = self.environment().get_template("common/user.j2")
         return template.render(context).rstrip()
 
     def additions(self, structured: bool) -> tuple[str, ...]:
@@ -290,7 +303,7 @@ class JinjaRubric:
 
     def response_schema(self, item_ids: Sequence[str]) -> dict[str, Any]:
         """JSON schema of a valid reply for these IDs (IDs and scores as enums)."""
-        return get_format(self.output_format).schema(self.scale, item_ids, self.criteria)
+        return self.format.schema(self.scale, item_ids, self.criteria)
 
     def parse(
         self,
@@ -303,7 +316,7 @@ class JinjaRubric:
         """Read a reply against the expected IDs via :func:`judgekit.formats.parse_reply`."""
         return parse_reply(
             text,
-            output_format=self.output_format,
+            output_format=self.format,
             scale=self.scale,
             item_ids=item_ids,
             criteria=self.criteria,

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import jinja2
 
-from judgekit.formats import format_names, get_format
-
 #: The folder that holds ``common/`` and one folder per rubric.
 RUBRICS_DIR: Path = Path(__file__).resolve().parent
 
@@ -45,28 +43,20 @@ def json_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _format_template(name: str) -> str | None:
-    """The text of a registered format's template kept in its own ``template_dir``."""
-    for format_name in format_names():
-        spec = get_format(format_name)
-        if spec.template_dir is not None and name in spec.templates:
-            path = spec.template_dir / Path(name).name
-            return path.read_text(encoding="utf-8") if path.is_file() else None
-    return None
-
-
 @cache
-def environment(name: str = "", folder: Path | None = None) -> jinja2.Environment:
+def environment(
+    name: str = "", folder: Path | None = None, format_dir: Path | None = None
+) -> jinja2.Environment:
     """Return the environment of the packaged rubrics, or of a user's rubric folder.
 
     A user's folder ``folder`` is found as ``<name>/...`` (its ``variants/``, ``scale.j2``,
-    ...) before the packaged rubrics, whose ``common/`` templates it shares.
+    ...) before the packaged rubrics, whose ``common/`` templates it shares. ``format_dir``
+    is the rubric's format's own template folder (``FormatSpec.template_dir``), found as
+    ``common/...`` after the packaged ones.
     """
-    # a format that keeps its two templates outside the package names their folder
-    loaders: list[jinja2.BaseLoader] = [
-        jinja2.FileSystemLoader(str(RUBRICS_DIR)),
-        jinja2.FunctionLoader(_format_template),
-    ]
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(RUBRICS_DIR))]
+    if format_dir is not None:
+        loaders.append(jinja2.PrefixLoader({"common": jinja2.FileSystemLoader(str(format_dir))}))
     if folder is not None:
         loaders.insert(0, jinja2.PrefixLoader({name: jinja2.FileSystemLoader(str(folder))}))
     env = jinja2.Environment(

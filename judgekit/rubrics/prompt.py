@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from judgekit.formats import get_format
+from judgekit.formats import FormatSpec
 from judgekit.rubrics.base import JinjaRubric, _one_line
-from judgekit.rubrics.environment import environment, tidy
+from judgekit.rubrics.environment import tidy
 from judgekit.rubrics.placeholders import PromptTemplate
-from judgekit.types import Criterion, Item, OutputFormat, Scale
+from judgekit.types import Criterion, Item, Scale
 
 
 class PromptRubric(JinjaRubric):
@@ -40,7 +40,7 @@ class PromptRubric(JinjaRubric):
         *,
         name: str,
         template: PromptTemplate,
-        output_format: OutputFormat,
+        format: FormatSpec,
         scale: Scale,
         columns: Mapping[str, str],
         input_columns: Sequence[str] = (),
@@ -58,8 +58,7 @@ class PromptRubric(JinjaRubric):
     ) -> None:
         fixed = dict(values or {})
         slots = [name for name in template.names if name not in fixed]
-        batched = get_format(output_format).batched
-        if template.names and batched:
+        if template.names and format.batched:
             raise ValueError(
                 f"{template.source}: a batched prompt cannot hold item placeholders "
                 f"({', '.join(template.names)}); its items are sent in the user message"
@@ -74,9 +73,9 @@ class PromptRubric(JinjaRubric):
         optional |= set(optional_columns)
         super().__init__(
             name=name,
-            output_format=output_format,
+            format=format,
             scale=scale,
-            default_batch_size=default_batch_size or (60 if batched else 1),
+            default_batch_size=default_batch_size or (60 if format.batched else 1),
             input_columns=inputs,
             optional_columns=tuple(c for c in inputs if c in optional),
             tie_rule=tie_rule,
@@ -98,11 +97,11 @@ class PromptRubric(JinjaRubric):
         return f"PromptRubric({self.name!r}, {self.template.source}, {self.output_format})"
 
     def _format_block(self, structured: bool) -> str:
-        block = environment().get_template(get_format(self.output_format).templates[0])
+        block = self.environment().get_template(self.format.templates[0])
         return tidy(block.render(self.template_context(structured)))
 
     def _reminder(self, item_id: str, structured: bool) -> str:
-        template = environment().get_template(get_format(self.output_format).templates[1])
+        template = self.environment().get_template(self.format.templates[1])
         context = self.template_context(structured) | {"ids": [item_id], "count": 1}
         return template.render(context).strip()
 

@@ -26,7 +26,8 @@ from judgekit.engine.batch_files import BatchLimits, BatchState
 from judgekit.engine.estimate import CostEstimate
 from judgekit.types import UsageError
 from judgekit.workflows.clients import EndpointOptions, planning_client
-from judgekit.workflows.panel import JUDGE_COLUMN, JudgeOutcome
+from judgekit.workflows.panel import JUDGE_COLUMN
+from judgekit.workflows.panel_run import JudgeOutcome
 from judgekit.workflows.study import StudyFolder
 
 #: Options of ``judge()`` that the Batch API run sets itself.

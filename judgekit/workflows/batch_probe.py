@@ -18,7 +18,7 @@ from judgekit.stats import CI, Columns
 from judgekit.stats.position import JUDGMENT_ITEMS, Human
 from judgekit.stats.run_summary import batch_run_summary
 from judgekit.types import Item, JudgeClient, Rubric
-from judgekit.workflows.study import with_context
+from judgekit.workflows.items import with_context
 
 
 def batch_size_sensitivity(

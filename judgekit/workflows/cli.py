@@ -8,200 +8,19 @@ ends with one line and exit code 1. There are no tracebacks for either.
 
 from __future__ import annotations
 
-import shlex
 import sqlite3
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from judgekit import __version__
 from judgekit.types import UsageError
-
-app = typer.Typer(
-    help="Run and validate LLM-as-a-Judge studies.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-rubrics_app = typer.Typer(help="The packaged rubrics.", invoke_without_command=True)
-app.add_typer(rubrics_app, name="rubrics")
+from judgekit.workflows import cli_judge_options  # noqa: F401  (registers `judge` first)
+from judgekit.workflows.cli_app import ARGV, app, rubrics_app
 
 #: Exit codes: a mistake to fix before anything ran, and a run that did not do its job.
 USAGE_EXIT, FAILED_EXIT = 2, 1
-#: The arguments of the command being run (set by :func:`main`).
-_ARGV: list[str] = []
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"judgekit {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
-    ] = False,
-) -> None:
-    """Run and validate LLM-as-a-Judge studies."""
-
-
-@app.command()
-def judge(  # long only because typer reads one parameter per flag from the signature
-    items: Annotated[Path, typer.Argument(help="Your items table (.csv, .tsv or .xlsx).")],
-    rubric: Annotated[
-        str,
-        typer.Option(help="Rubric name (see `judgekit rubrics`), rubric folder or prompt file."),
-    ],
-    study: Annotated[
-        Path | None, typer.Option(help="Study folder to write (judgments, labels, store).")
-    ] = None,
-    output: Annotated[
-        Path | None, typer.Option(help="Judgments table (.parquet, .csv or .tsv).")
-    ] = None,
-    labels_column: Annotated[
-        str | None, typer.Option(help="Human label column (default: the rubric's).")
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option(help="Judge model (default: JUDGEKIT_JUDGE_MODEL).")
-    ] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")] = None,
-    provider: Annotated[
-        str | None, typer.Option(help="Provider preset: openai, azure, vllm, ollama, ...")
-    ] = None,
-    judge_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--judge", help="A judge of a panel: [NAME=]PROVIDER:MODEL[@BASE_URL] (repeatable)."
-        ),
-    ] = None,
-    panel: Annotated[
-        Path | None, typer.Option(help="Panel file: judges with labels, limits, prices.")
-    ] = None,
-    label_map: Annotated[
-        str | None, typer.Option(help="Put labels on the scale: 1=0,4=5 (4=: unlabelled).")
-    ] = None,
-    no_labels: Annotated[bool, typer.Option(help="Leave the human labels out.")] = False,
-    runs: Annotated[int, typer.Option(help="Repeats of every request.")] = 1,
-    variant: Annotated[
-        list[str] | None, typer.Option(help="Prompt variant (repeatable; default base).")
-    ] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Items per request.")] = None,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
-    max_tokens: Annotated[int | None, typer.Option(help="Output cap per request.")] = None,
-    store: Annotated[Path | None, typer.Option(help="SQLite response store.")] = None,
-    id_score_csv: Annotated[
-        Path | None, typer.Option(help="Also write the seed-style ID,score file(s).")
-    ] = None,
-    limit: Annotated[
-        int | None, typer.Option(help="Judge only the first N items (only they are read).")
-    ] = None,
-    max_concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
-    rpm: Annotated[float | None, typer.Option(help="Requests per minute budget.")] = None,
-    tpm: Annotated[float | None, typer.Option(help="Tokens per minute budget.")] = None,
-    timeout: Annotated[float | None, typer.Option(help="Seconds per HTTP attempt.")] = None,
-    max_retries: Annotated[int | None, typer.Option(help="Retries of a failed call.")] = None,
-    endpoint_name: Annotated[
-        str | None,
-        typer.Option(help="Name the endpoint in the store (replay when its URL or port moves)."),
-    ] = None,
-    max_reasks: Annotated[int, typer.Option(help="Re-asks of unusable rows.")] = 2,
-    max_unscored: Annotated[
-        int, typer.Option(help="Rows allowed without a score from an unusable reply.")
-    ] = 0,
-    seed: Annotated[int, typer.Option(help="Seed sent where the endpoint honours it.")] = 0,
-    offline: Annotated[bool, typer.Option(help="Answer only from the store.")] = False,
-    dry_run: Annotated[
-        bool, typer.Option(help="Print the first request and the estimate; send nothing.")
-    ] = False,
-    mode: Annotated[
-        str, typer.Option(help="independent (request per batch) or conversation (chat per run).")
-    ] = "independent",
-    context_tokens: Annotated[
-        int | None, typer.Option(help="Conversation mode: context budget in tokens.")
-    ] = None,
-    shuffle_seed: Annotated[
-        int | None, typer.Option(help="Shuffle item order per run with this seed.")
-    ] = None,
-    encoding: Annotated[str | None, typer.Option(help="Force the file's encoding.")] = None,
-    sep: Annotated[str | None, typer.Option(help="Force the file's separator.")] = None,
-    sheet: Annotated[str | None, typer.Option(help="Worksheet of an xlsx file.")] = None,
-    batch_api: Annotated[
-        bool, typer.Option(help="Judge through the provider's Batch API (resumable).")
-    ] = False,
-    write_requests: Annotated[
-        Path | None, typer.Option(help="Write the requests as batch JSONL (vllm run-batch).")
-    ] = None,
-    prices: Annotated[
-        str | None, typer.Option(help="USD per 1M input,output tokens for the estimate.")
-    ] = None,
-    column_map: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Your prompt's placeholder=Column, or your header=Column for a packaged rubric "
-            "(repeatable), e.g. question=Question, Reference=Ref_Answer."
-        ),
-    ] = None,
-    format_reminder: Annotated[
-        bool | None,
-        typer.Option(
-            help="Close your prompt with the format's reminder; re-asks say what was wrong."
-        ),
-    ] = None,
-) -> None:
-    """Judge your items with a rubric; write a study folder or a judgments table.
-
-    With no OPENAI_API_KEY, OPENAI_BASE_URL, --base-url or --provider, the local model judges.
-    """
-    from judgekit.engine import JudgeOptions
-    from judgekit.workflows.batch import parse_prices
-    from judgekit.workflows.cli_judge import JudgeCommand, execute
-    from judgekit.workflows.clients import EndpointOptions
-
-    endpoint = EndpointOptions(
-        model, base_url, provider, max_concurrency, rpm, tpm, timeout, max_retries, endpoint_name
-    )
-    judging = JudgeOptions(
-        runs=runs,
-        variants=tuple(variant or ("base",)),
-        batch_size=batch_size,
-        store=store,
-        max_reasks=max_reasks,
-        temperature=temperature,
-        seed=seed,
-        max_tokens=max_tokens,
-        mode=mode,
-        context_tokens=context_tokens,
-        shuffle_seed=shuffle_seed,
-        offline=offline,
-        prices=parse_prices(prices),
-    )
-    command = JudgeCommand(
-        items, rubric, output, study, id_score_csv, labels_column, limit, encoding, sep, sheet,
-        max_unscored, dry_run, endpoint, judging, batch_api=batch_api,
-        write_requests=write_requests,
-        column_map=tuple(column_map or ()), format_reminder=format_reminder,
-    )  # fmt: skip
-    command = replace(
-        command,
-        judges=tuple(judge_ or ()),
-        panel=panel,
-        label_map=label_map,
-        no_labels=no_labels,
-        command_line=_invoked(),
-    )
-    execute(command)
-
-
-def _invoked() -> str:
-    """The command line being run, as ``study.json`` records it (keys never appear on it)."""
-    return shlex.join(["judgekit", *_ARGV])
 
 
 @app.command()
@@ -487,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgekit.local import LocalJudgeUnavailable, LocalServerError
     from judgekit.workflows.errors import RunFailed
 
-    _ARGV[:] = sys.argv[1:] if argv is None else argv
+    ARGV[:] = sys.argv[1:] if argv is None else argv
     try:
         code = app(args=argv, standalone_mode=False)
     except typer.TyperException as error:  # bad option value, unknown option, missing argument

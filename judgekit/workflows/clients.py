@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -37,14 +37,25 @@ REMOTE_ENV_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
 LOCAL_CLIENT_DEFAULTS: dict[str, Any] = {"max_concurrency": 1, "timeout_s": 900.0, "max_retries": 2}
 
 
+def _limit(flag: str) -> Any:
+    """A client limit: ``None`` keeps the client's default; ``flag`` is its CLI and panel name."""
+    return field(default=None, metadata={"flag": flag})
+
+
 @dataclass(frozen=True)
 class EndpointOptions:
-    """Which judge answers and how the client treats it (the CLI's endpoint flags).
+    """Which judge answers, how it is reached and how the client treats it.
+
+    The one description of an endpoint, from the CLI's flags, a panel entry or notebook 01's
+    parameters; the client is built from it and nothing else (:meth:`client`,
+    :func:`local_judge_client`).
 
     Attributes:
         model: Remote judge model (default: ``JUDGEKIT_JUDGE_MODEL``).
         base_url: OpenAI-compatible endpoint.
         provider: Provider preset name (see :data:`judgekit.engine.PROVIDERS`).
+        api_key_env: The variable holding the key, when not the preset's own (a panel's
+            ``api_key_env``); never a key.
         max_concurrency: Requests in flight.
         requests_per_minute: Client-side request budget.
         tokens_per_minute: Client-side token budget.
@@ -57,11 +68,12 @@ class EndpointOptions:
     model: str | None = None
     base_url: str | None = None
     provider: str | None = None
-    max_concurrency: int | None = None
-    requests_per_minute: float | None = None
-    tokens_per_minute: float | None = None
-    timeout_s: float | None = None
-    max_retries: int | None = None
+    api_key_env: str | None = None
+    max_concurrency: int | None = _limit("max-concurrency")
+    requests_per_minute: float | None = _limit("rpm")
+    tokens_per_minute: float | None = _limit("tpm")
+    timeout_s: float | None = _limit("timeout")
+    max_retries: int | None = _limit("max-retries")
     endpoint_name: str | None = None
 
     @property
@@ -69,44 +81,66 @@ class EndpointOptions:
         """Whether a remote endpoint (not the local model) judges."""
         return remote_endpoint_configured(self.base_url, self.provider)
 
-    def client_options(self) -> dict[str, Any]:
-        """``OpenAIJudge`` keywords for the options that were set (the others keep defaults)."""
-        options = {
-            "max_concurrency": self.max_concurrency,
-            "requests_per_minute": self.requests_per_minute,
-            "tokens_per_minute": self.tokens_per_minute,
-            "timeout_s": self.timeout_s,
-            "max_retries": self.max_retries,
-            "endpoint": f"name:{self.endpoint_name}" if self.endpoint_name else None,
-        }
-        return {name: value for name, value in options.items() if value is not None}
+    def judge_model(self) -> str:
+        """The remote model's name: ``model``, else ``JUDGEKIT_JUDGE_MODEL`` (``""``: none)."""
+        return self.model or os.environ.get(JUDGE_MODEL_ENV) or ""
+
+    def limits(self) -> dict[str, Any]:
+        """The limits that were set, by field name (an ``OpenAIJudge`` keyword each)."""
+        named = (f.name for f in fields(self) if "flag" in f.metadata)
+        return {name: getattr(self, name) for name in named if getattr(self, name) is not None}
+
+    def _keywords(self) -> dict[str, Any]:
+        """Limits and store identity as ``OpenAIJudge`` keywords (the one place they are)."""
+        named = {"endpoint": f"name:{self.endpoint_name}"} if self.endpoint_name else {}
+        return {**self.limits(), **named}
+
+    def client(self) -> Any:
+        """The remote :class:`~judgekit.engine.OpenAIJudge` this endpoint describes.
+
+        The key is read from ``api_key_env`` when given, else by the preset from its own
+        variable; it is never stored here.
+
+        Raises:
+            MissingAPIKeyError: A provider that needs a key has none.
+        """
+        from judgekit.engine import OpenAIJudge
+
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return OpenAIJudge(
+            self.judge_model(),
+            base_url=self.base_url,
+            provider=self.provider,
+            api_key=key or None,
+            **self._keywords(),
+        )
 
 
-def check_endpoint(endpoint: EndpointOptions, *, key_checked: bool = False) -> None:
+#: Each client limit's field, by its CLI flag and panel-file name (``rpm``, ``timeout``, ...).
+LIMIT_FLAGS: dict[str, str] = {
+    f.metadata["flag"]: f.name for f in fields(EndpointOptions) if "flag" in f.metadata
+}
+
+
+def check_endpoint(endpoint: EndpointOptions) -> None:
     """Refuse endpoint settings that cannot work, before any server starts or call is made.
 
     The base URL and the key are resolved as the client resolves them
     (:func:`judgekit.engine.resolve_base_url`, :func:`judgekit.engine.resolve_api_key`).
 
-    ``key_checked``: the caller found the key in a variable of its own (a panel judge's
-    ``api_key_env``), so the preset's variable is not required.
+    A judge with its own ``api_key_env`` needs that variable set, not the preset's.
 
     Raises:
         UsageError: One line naming the option or environment variable to fix.
     """
     from judgekit.engine import get_provider, resolve_api_key, resolve_base_url
 
-    positive = {
-        "--max-concurrency": endpoint.max_concurrency,
-        "--rpm": endpoint.requests_per_minute,
-        "--tpm": endpoint.tokens_per_minute,
-        "--timeout": endpoint.timeout_s,
-    }
-    for flag, value in positive.items():
-        if value is not None and value <= 0:
-            raise UsageError(f"{flag} {value:g}: give a positive number (or leave it out)")
-    if endpoint.max_retries is not None and endpoint.max_retries < 0:
-        raise UsageError(f"--max-retries {endpoint.max_retries}: give 0 or more")
+    for flag, name in LIMIT_FLAGS.items():
+        value = getattr(endpoint, name)
+        if name == "max_retries" and value is not None and value < 0:
+            raise UsageError(f"--{flag} {value}: give 0 or more")
+        if name != "max_retries" and value is not None and value <= 0:
+            raise UsageError(f"--{flag} {value:g}: give a positive number (or leave it out)")
     try:
         preset = get_provider(endpoint.provider)
     except ValueError as error:
@@ -114,10 +148,12 @@ def check_endpoint(endpoint: EndpointOptions, *, key_checked: bool = False) -> N
     if not endpoint.remote:
         return
     url = resolve_base_url(preset, endpoint.base_url)
-    if not (endpoint.model or os.environ.get(JUDGE_MODEL_ENV)):
+    if not endpoint.judge_model():
         raise UsageError(f"no judge model: pass --model NAME (or set {JUDGE_MODEL_ENV})")
-    if not key_checked:
+    if endpoint.api_key_env is None:
         resolve_api_key(preset, None, url)
+    elif not os.environ.get(endpoint.api_key_env):
+        raise UsageError(f"no API key: set {endpoint.api_key_env} (its api_key_env)")
 
 
 def probe_endpoint(endpoint: EndpointOptions) -> None:
@@ -143,21 +179,14 @@ def probe_endpoint(endpoint: EndpointOptions) -> None:
 
 
 def planning_client(endpoint: EndpointOptions) -> Any:
-    """A client to render requests with, never called and starting no server (dry runs)."""
-    from judgekit.engine import PLACEHOLDER_KEY, OpenAIJudge, get_provider
+    """A client to render requests with, never called and starting no server (dry runs).
 
+    Remote: the very client the run uses (:meth:`EndpointOptions.client`); local: the local
+    judge's client at a URL that says the server is not started.
+    """
     if endpoint.remote:
-        name = endpoint.model or os.environ.get(JUDGE_MODEL_ENV) or ""
-        return OpenAIJudge(
-            name,
-            base_url=endpoint.base_url,
-            provider=endpoint.provider,
-            **endpoint.client_options(),
-        )
-    preset = replace(get_provider("llamacpp"), base_url="http://127.0.0.1/v1 (not started)")
-    return OpenAIJudge(
-        DEFAULT_MODEL_ALIAS, base_url=preset.base_url, preset=preset, api_key=PLACEHOLDER_KEY
-    )
+        return endpoint.client()
+    return _local_client("http://127.0.0.1/v1 (not started)", DEFAULT_MODEL_ALIAS, endpoint)
 
 
 def remote_endpoint_configured(base_url: str | None = None, provider: str | None = None) -> bool:
@@ -172,7 +201,7 @@ def local_model_label(server: LocalJudgeServer) -> str:
     return server.model_path.stem if server.model_path is not None else server.model_alias
 
 
-def local_judge_client(server: LocalJudgeServer, **client_options: Any) -> Any:
+def local_judge_client(server: LocalJudgeServer, endpoint: EndpointOptions | None = None) -> Any:
     """Build an :class:`~judgekit.engine.OpenAIJudge` for a running local server.
 
     The ``llamacpp`` preset is used (schema-constrained ``json_object`` replies). Logprobs are
@@ -180,54 +209,51 @@ def local_judge_client(server: LocalJudgeServer, **client_options: Any) -> Any:
 
     Args:
         server: A started :class:`LocalJudgeServer`.
-        **client_options: ``OpenAIJudge`` keywords overriding :data:`LOCAL_CLIENT_DEFAULTS`.
+        endpoint: Limits overriding :data:`LOCAL_CLIENT_DEFAULTS`, and an ``endpoint_name``
+            (its model, provider and base URL are the server's).
     """
+    return _local_client(
+        server.base_url, server.model_alias, endpoint or EndpointOptions(), server.settings.logprobs
+    )
+
+
+def _local_client(
+    base_url: str, alias: str, endpoint: EndpointOptions, logprobs: bool = False
+) -> Any:
     from judgekit.engine import PLACEHOLDER_KEY, OpenAIJudge, get_provider
 
     preset = replace(
         get_provider("llamacpp"),
-        base_url=server.base_url,
-        supports_logprobs=server.settings.logprobs,
+        base_url=base_url,
+        supports_logprobs=logprobs,
         notes="judgekit's local llama-cpp-python server (judgekit.local).",
     )
     # The server gets a free port each time; its identity in the store's keys is the local judge.
     # It is judgekit's own process: the placeholder, never a key of the user's llama.cpp server.
-    options = {
-        "endpoint": "judgekit-local",
-        "api_key": PLACEHOLDER_KEY,
-        **LOCAL_CLIENT_DEFAULTS,
-        **client_options,
-    }
-    return OpenAIJudge(server.model_alias, base_url=server.base_url, preset=preset, **options)
+    keywords = {"endpoint": "judgekit-local", **LOCAL_CLIENT_DEFAULTS, **endpoint._keywords()}
+    return OpenAIJudge(alias, base_url=base_url, preset=preset, api_key=PLACEHOLDER_KEY, **keywords)
 
 
 @contextlib.contextmanager
 def default_judge_client(
-    model: str | None = None,
+    endpoint: EndpointOptions | None = None,
     *,
-    base_url: str | None = None,
-    provider: str | None = None,
     server_settings: LocalServerConfig | None = None,
     log_dir: str | Path | None = None,
     notice_stream: TextIO | None = None,
-    **client_options: Any,
 ) -> Iterator[Any]:
     """Yield the judge client to use, starting (and later stopping) the local server if needed.
 
-    Remote when ``base_url`` or ``provider`` is given or ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``
-    is set: the client is built from the environment by :class:`~judgekit.engine.OpenAIJudge`
-    (keys are read there and never stored). Otherwise local: the llama.cpp server is started
-    and one line on stderr says which model judges and where.
+    Remote when the endpoint names a base URL or provider, or ``OPENAI_API_KEY`` /
+    ``OPENAI_BASE_URL`` is set: :meth:`EndpointOptions.client` (keys are read from the
+    environment and never stored). Otherwise local: the llama.cpp server is started, one line on
+    stderr says which model judges and where, and the endpoint's limits apply to its client.
 
     Args:
-        model: Remote model name; defaults to ``JUDGEKIT_JUDGE_MODEL``. Ignored when local (the
-            served model is recorded under its alias).
-        base_url: Remote endpoint.
-        provider: Remote provider preset name (``"openai"``, ``"vllm"``, ``"ollama"``, ...).
+        endpoint: The judge and its limits (default: everything from the environment).
         server_settings: Local server configuration.
         log_dir: Folder for the local server's log (e.g. the run folder).
         notice_stream: Where the one-line local-judge notice goes (default: stderr).
-        **client_options: More ``OpenAIJudge`` keywords (concurrency, timeouts, ...).
 
     Yields:
         A :class:`judgekit.types.JudgeClient`.
@@ -237,13 +263,11 @@ def default_judge_client(
         LocalJudgeUnavailable: Local, but the ``local`` extra or the model is missing.
         LocalServerError: Local, but the server did not start.
     """
-    if remote_endpoint_configured(base_url, provider):
-        from judgekit.engine import OpenAIJudge
-
-        name = model or os.environ.get(JUDGE_MODEL_ENV)
-        if not name:
+    endpoint = endpoint or EndpointOptions()
+    if endpoint.remote:
+        if not endpoint.judge_model():
             raise ValueError(f"no judge model: pass model=... or set {JUDGE_MODEL_ENV}")
-        yield OpenAIJudge(name, base_url=base_url, provider=provider, **client_options)
+        yield endpoint.client()
         return
     settings = server_settings or LocalServerConfig()
     if log_dir is not None:
@@ -256,7 +280,7 @@ def default_judge_client(
             file=notice_stream or sys.stderr,
             flush=True,
         )
-        yield local_judge_client(server, **client_options)
+        yield local_judge_client(server, endpoint)
 
 
 def serve_local_command(

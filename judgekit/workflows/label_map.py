@@ -16,7 +16,7 @@ import pandas as pd
 
 from judgekit.data import Table
 from judgekit.types import Rubric, UsageError
-from judgekit.workflows.study import check_label_column, check_labels
+from judgekit.workflows.items import check_label_column, check_labels
 
 
 def named_maps() -> Mapping[str, Mapping[str, Mapping[int, int | None]]]:

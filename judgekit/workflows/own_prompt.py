@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgekit.engine import JudgeOptions
-from judgekit.rubrics import PromptRubric, load_rubric
+from judgekit.rubrics import JinjaRubric, PromptRubric, load_rubric
 from judgekit.types import JudgeClient, Rubric, UsageError
 
 
 def load_any_rubric(
     spec: str, column_map: Sequence[str], format_reminder: bool | None, option: str = "--rubric"
-) -> Rubric:
+) -> JinjaRubric:
     """The packaged rubric, rubric folder or prompt file ``spec``, with the CLI's overrides.
 
     Raises:

@@ -1,4 +1,4 @@
-"""A panel of judges on one study: who each judge is, how it is reached, and judging with all.
+"""A panel of judges on one study: who each judge is, how it is reached, and the checks of it.
 
 A judge is a label (unique in the study, stable across commands: it names the judge's rows in
 the ``judge`` column, its ``scores/`` files and its entry in ``study.json``), a provider
@@ -14,62 +14,37 @@ limits and prices. On the command line: ``--judge [NAME=]PROVIDER:MODEL[@BASE_UR
         prices: {input: 2.0, output: 8.0}   # USD per 1M tokens, for the estimate and summary
       - judge: vllm:Qwen/Qwen2.5-72B-Instruct@http://gpu:8000/v1
 
-Every judge gets its own client (its own throttle, its own key, sent only to its own base
-URL); all judges run concurrently on one store (:func:`judge_panel`). A judge whose calls fail
-for good is reported with its reason and does not stop the others.
+Judging with all of them at once is :mod:`judgekit.workflows.panel_run`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-import pandas as pd
 import yaml
 
-from judgekit.engine import (
-    JudgeCallError,
-    JudgeOptions,
-    OfflineStoreMissError,
-    OpenAIJudge,
-    ResponseStore,
-    ajudge,
-)
 from judgekit.local.server import DEFAULT_MODEL_ALIAS
-from judgekit.types import Item, JudgeClient, Rubric, UsageError
+from judgekit.types import JudgeClient, UsageError
 from judgekit.workflows.clients import (
-    JUDGE_MODEL_ENV,
+    LIMIT_FLAGS,
     EndpointOptions,
     check_endpoint,
-    default_judge_client,
-    planning_client,
     probe_endpoint,
 )
 
 #: The column of a judgments table that names the panel member behind each row.
 JUDGE_COLUMN = "judge"
-#: Panel-file keys of a judge's limits and the ``EndpointOptions`` field each one sets.
-LIMIT_KEYS: Mapping[str, str] = {
-    "max_concurrency": "max_concurrency",
-    "rpm": "requests_per_minute",
-    "tpm": "tokens_per_minute",
-    "timeout": "timeout_s",
-    "max_retries": "max_retries",
-}
+#: Panel-file keys of a judge's limits (its CLI flags, with ``_``) and the field each one sets.
+LIMIT_KEYS: Mapping[str, str] = {flag.replace("-", "_"): f for flag, f in LIMIT_FLAGS.items()}
 _JUDGE_KEYS = {"judge", "label", "provider", "model", "base_url", "api_key_env", "prices"}
 _JUDGE_KEYS |= {"endpoint_name"}  # its identity in the store's keys (a server on a new port)
 _SYNTAX = (
     "write [NAME=]PROVIDER:MODEL[@BASE_URL], e.g. openai:gpt-4.1 or vllm:qwen@http://gpu:8000/v1"
 )
-#: Failures that end one judge's work but not the panel's.
-JUDGE_FAILURES = (JudgeCallError, OfflineStoreMissError)
 
 
 @dataclass(frozen=True)
@@ -78,24 +53,13 @@ class JudgeSpec:
 
     Attributes:
         label: Unique, stable name of the judge in the study.
-        endpoint: Model, provider preset, base URL and limits.
-        api_key_env: Variable holding its key, when not the preset's own.
+        endpoint: Model, provider preset, base URL, key variable and limits.
         prices: USD per 1M tokens, ``{"input": ..., "output": ...}``.
     """
 
     label: str
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
-    api_key_env: str | None = None
     prices: Mapping[str, float] | None = None
-
-    def api_key(self) -> str | None:
-        """The key from the judge's own variable (``None``: the preset reads its own)."""
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
-
-    def client_options(self) -> dict[str, Any]:
-        """``OpenAIJudge`` keywords: the limits that were set and the judge's own key."""
-        key = self.api_key()
-        return {**self.endpoint.client_options(), **({"api_key": key} if key else {})}
 
     def describe(self, client: JudgeClient | None = None) -> dict[str, Any]:
         """What ``study.json`` records of this judge: everything but a key."""
@@ -111,7 +75,7 @@ class JudgeSpec:
             "base_url": (getattr(client, "base_url", None) or endpoint.base_url)
             if preset
             else "judgekit-local",
-            "api_key_env": self.api_key_env or (preset.api_key_env if preset else None),
+            "api_key_env": endpoint.api_key_env or (preset.api_key_env if preset else None),
             "limits": {key: value for key, value in limits.items() if value is not None},
             "prices": dict(self.prices) if self.prices else None,
         }
@@ -121,8 +85,7 @@ def default_label(endpoint: EndpointOptions) -> str:
     """``PROVIDER:MODEL`` of the judge ``--model``/``--provider`` name (``local:...`` if local)."""
     if not endpoint.remote:
         return f"local:{DEFAULT_MODEL_ALIAS}"
-    model = endpoint.model or os.environ.get(JUDGE_MODEL_ENV, "")
-    return f"{endpoint.provider or 'openai'}:{model}"
+    return f"{endpoint.provider or 'openai'}:{endpoint.judge_model()}"
 
 
 def parse_judge(text: str, defaults: EndpointOptions | None = None) -> JudgeSpec:
@@ -176,6 +139,8 @@ def _judge_from_entry(entry: Any, where: str, defaults: EndpointOptions) -> Judg
         endpoint = replace(endpoint, base_url=str(entry["base_url"]))
     if entry.get("endpoint_name"):
         endpoint = replace(endpoint, endpoint_name=str(entry["endpoint_name"]))
+    if entry.get("api_key_env"):
+        endpoint = replace(endpoint, api_key_env=str(entry["api_key_env"]))
     prices = entry.get("prices")
     if prices is not None and (
         not isinstance(prices, Mapping) or set(prices) != {"input", "output"}
@@ -184,7 +149,6 @@ def _judge_from_entry(entry: Any, where: str, defaults: EndpointOptions) -> Judg
     return JudgeSpec(
         str(entry.get("label") or spec.label),
         endpoint,
-        str(entry["api_key_env"]) if entry.get("api_key_env") else None,
         {k: float(v) for k, v in prices.items()} if prices else None,
     )
 
@@ -274,10 +238,8 @@ def check_panel(judges: Sequence[JudgeSpec]) -> None:
             )
         seen[slug] = spec.label
         prefix = f"judge {spec.label}: " if len(judges) > 1 else ""
-        if spec.api_key_env and not os.environ.get(spec.api_key_env):
-            raise UsageError(f"{prefix}no API key: set {spec.api_key_env} (its api_key_env)")
         try:
-            check_endpoint(spec.endpoint, key_checked=spec.api_key_env is not None)
+            check_endpoint(spec.endpoint)
         except UsageError as error:
             raise UsageError(f"{prefix}{error}") from None
 
@@ -291,127 +253,3 @@ def probe_panel(judges: Sequence[JudgeSpec]) -> None:
             except UsageError as error:
                 prefix = f"judge {spec.label}: " if len(judges) > 1 else ""
                 raise UsageError(f"{prefix}{error}") from None
-
-
-def planning_judge(spec: JudgeSpec) -> Any:
-    """A client to render this judge's requests with, never called (dry runs, checks)."""
-    if not spec.endpoint.remote:
-        return planning_client(spec.endpoint)
-    model = spec.endpoint.model or os.environ.get(JUDGE_MODEL_ENV) or ""
-    return OpenAIJudge(
-        model,
-        base_url=spec.endpoint.base_url,
-        provider=spec.endpoint.provider,
-        **spec.client_options(),
-    )
-
-
-@contextlib.contextmanager
-def panel_clients(
-    judges: Sequence[JudgeSpec], *, log_dir: Path | None, notice_stream: TextIO | None
-) -> Iterator[dict[str, Any]]:
-    """Each judge's client by label (a local judge's server runs until the block ends)."""
-    with contextlib.ExitStack() as stack:
-        clients = {}
-        for spec in judges:
-            clients[spec.label] = stack.enter_context(
-                default_judge_client(
-                    spec.endpoint.model,
-                    base_url=spec.endpoint.base_url,
-                    provider=spec.endpoint.provider,
-                    log_dir=log_dir,
-                    notice_stream=notice_stream,
-                    **spec.client_options(),
-                )
-            )
-        yield clients
-
-
-@dataclass(frozen=True)
-class JudgeOutcome:
-    """What one judge of a panel produced: its judgments, or why it produced none.
-
-    Attributes:
-        label: The judge.
-        judgments: Its judgments table (with the ``judge`` column), ``None`` if it failed.
-        failure: One line saying why it failed for good (``""`` when it did not).
-        error: The error that ended it.
-    """
-
-    label: str
-    judgments: pd.DataFrame | None
-    failure: str = ""
-    error: BaseException | None = None
-
-
-async def _judge_one(
-    label: str,
-    items: Sequence[Item],
-    rubric: Rubric,
-    client: Any,
-    options: JudgeOptions,
-) -> JudgeOutcome:
-    try:
-        table = await ajudge(items, rubric, client, options)
-    except JUDGE_FAILURES as error:
-        reason = " ".join(str(error).split()) or type(error).__name__
-        return JudgeOutcome(label, None, reason, error)
-    finally:
-        await client.aclose()
-    table[JUDGE_COLUMN] = label  # after the contract's columns, which keep their order
-    return JudgeOutcome(label, table)
-
-
-def judge_panel(
-    items: Sequence[Item],
-    rubric: Rubric,
-    clients: Mapping[str, Any],
-    options: JudgeOptions,
-    prices: Mapping[str, Mapping[str, float] | None] | None = None,
-) -> dict[str, JudgeOutcome]:
-    """Judge ``items`` with every client at once, on one store; each judge within its limits.
-
-    Args:
-        items: What to judge.
-        rubric: The rubric.
-        clients: Each judge's client by label (:func:`panel_clients`).
-        options: How to judge; ``options.store`` (a path) is opened once and shared.
-        prices: Each judge's prices by label (for its estimate).
-
-    Returns:
-        Each judge's outcome by label, in the order given: its judgments (with a ``judge``
-        column last) or the one-line reason it failed for good.
-    """
-    store = options.store
-    shared = store
-    if isinstance(store, str | Path):
-        shared = ResponseStore.open_readonly(store) if options.offline else ResponseStore(store)
-
-    async def everyone() -> list[JudgeOutcome]:
-        return list(
-            await asyncio.gather(
-                *(
-                    _judge_one(
-                        label,
-                        items,
-                        rubric,
-                        client,
-                        options.updated(store=shared, prices=(prices or {}).get(label)),
-                    )
-                    for label, client in clients.items()
-                )
-            )
-        )
-
-    try:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            outcomes = asyncio.run(everyone())
-        else:  # inside Jupyter: a loop of its own in a worker thread
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                outcomes = pool.submit(asyncio.run, everyone()).result()
-    finally:
-        if shared is not store and isinstance(shared, ResponseStore):
-            shared.close()
-    return {outcome.label: outcome for outcome in outcomes}

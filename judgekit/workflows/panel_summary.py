@@ -9,7 +9,8 @@ import pandas as pd
 
 from judgekit.data.tidy import final_verdicts
 from judgekit.types import Status
-from judgekit.workflows.panel import JudgeOutcome, JudgeSpec
+from judgekit.workflows.panel import JudgeSpec
+from judgekit.workflows.panel_run import JudgeOutcome
 
 #: Statuses that leave an item without a score because the reply could not be used.
 UNSCORED_STATUSES = frozenset(

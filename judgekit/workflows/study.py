@@ -20,15 +20,15 @@ A study folder holds::
     report/               executed notebooks 02-07, their tables/ and figures/
 
 ``judgekit judge --study`` adds to the folder and never replaces it
-(:mod:`judgekit.workflows.accumulate`). The functions here are the one way to turn a table
-into items (:func:`study_items`), to attach what the analysis needs to know about each item
-(:func:`with_context`) and to load a study for the report notebooks (:func:`load_study`).
+(:mod:`judgekit.workflows.accumulate`); its items come from :mod:`judgekit.workflows.items`.
+The functions here are the one way to load a study for the report notebooks
+(:func:`load_study`, :func:`open_report`) and to read or change its settings.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,19 +36,13 @@ from typing import Any
 import pandas as pd
 
 from judgekit import config
-from judgekit.data import DataError, Table, items_from_frame, read_frame
+from judgekit.data import DataError, read_frame
 from judgekit.data.atomic import atomic_write_text
-from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, labels_from_items, read_judgments
-from judgekit.types import Item, Rubric, Status, UsageError
+from judgekit.data.tidy import JUDGE, LABEL_COLUMNS, final_verdicts, read_judgments
+from judgekit.types import Status, UsageError
 
-#: Item columns that give the analysis its context, when the items file has them.
 #: The study's cluster column: answers to the same question are alike (named here only).
 CLUSTER_COLUMN = "question"
-CONTEXT_SOURCES: dict[str, str] = {
-    "answer_model": "Model",  # the model whose answer is judged (self-preference, per model)
-    CLUSTER_COLUMN: "Question",
-    "answer_chars": "Answer",  # answer length in characters (length bias)
-}
 
 
 class _InFolder:
@@ -78,128 +72,6 @@ class StudyFolder:
     scores = _InFolder("scores")
     store = _InFolder("responses.sqlite")
     report = _InFolder("report")
-
-
-def study_items(
-    table: Table, rubric: Rubric, *, id_column: str = "ID", label_column: str | None = None
-) -> tuple[list[Item], list[str]]:
-    """Turn an items table into the rubric's items; the one path for the CLI and notebook 01.
-
-    Every input column the rubric uses is sent, the optional ones (e.g. ``Ref_Answer``) whenever
-    the table has them; the other columns stay in ``Item.meta``.
-
-    Args:
-        table: The table read by :func:`judgekit.data.read_table`.
-        rubric: The rubric.
-        id_column: Column holding the item IDs.
-        label_column: The human label column (default: the rubric's ``label_column``), named
-            so that it is not reported as unused.
-
-    Returns:
-        The items, and the columns neither sent nor used as labels or context (to list once).
-
-    Raises:
-        DataError: For a missing required column or cell (names file, row and column).
-    """
-    items = items_from_frame(
-        table.frame,
-        rubric.input_columns,
-        id_column=id_column,
-        optional=rubric.optional_columns,
-        source=str(table.path),
-    )
-    used = {id_column, *rubric.input_columns, label_column or rubric.label_column}
-    used |= set(CONTEXT_SOURCES.values())
-    unused = [str(c) for c in table.frame.columns if c not in used]
-    return items, unused
-
-
-def check_label_column(table: Table, column: str) -> None:
-    """Refuse a ``--labels-column`` the items file does not have (one line).
-
-    Raises:
-        DataError: Naming the file, the column and the headers it has.
-    """
-    if column not in table.frame.columns:
-        headers = ", ".join(str(c) for c in table.frame.columns)
-        raise DataError(table.path, f"no label column '{column}'; the headers are: {headers}")
-
-
-def check_labels(table: Table, column: str, rubric: Rubric) -> int:
-    """Refuse label cells that are not scores on the rubric's scale; return how many there are.
-
-    Empty cells mean "not labelled".
-
-    Raises:
-        DataError: For the first cell that is not a number on the scale (row and column named).
-    """
-    allowed = {float(value) for value in (*rubric.scale.allowed, *rubric.scale.abstain)}
-    labelled = 0
-    for row, value in table.frame[column].items():
-        text = "" if value is None else str(value).strip()
-        if text in ("", "nan"):
-            continue
-        try:
-            number = float(text.replace(",", "."))
-        except ValueError:
-            number = float("nan")
-        if number not in allowed:
-            scale = ", ".join(str(v) for v in rubric.scale.allowed)
-            raise DataError(
-                table.path, f"label '{text}' is not on the {rubric.name} scale ({scale}); map "
-                "labels onto it with --label-map OLD=NEW or leave them out with --no-labels",
-                row=int(str(row)) if table.frame.index.name == "row" else None, column=column,
-                position=list(table.frame.columns).index(column),
-            )  # fmt: skip
-        labelled += 1
-    return labelled
-
-
-def item_context(
-    items: Sequence[Item], sources: Mapping[str, str] = CONTEXT_SOURCES
-) -> pd.DataFrame:
-    """Answering model, question and answer length of each item, where the items carry them.
-
-    Args:
-        items: The judged items.
-        sources: Item column of each context column (default :data:`CONTEXT_SOURCES`).
-
-    Returns:
-        Indexed by item ID; only the context columns the items have.
-    """
-    records = {}
-    for item in items:
-        text = {**item.meta, **item.fields}
-        record: dict[str, object] = {}
-        for name, source in sources.items():
-            value = text.get(source)
-            if value is None or str(value).strip() == "":
-                continue
-            record[name] = len(str(value)) if name == "answer_chars" else str(value)
-        records[item.id] = record
-    return pd.DataFrame.from_dict(records, orient="index")
-
-
-def with_context(
-    judgments: pd.DataFrame, items: Sequence[Item], sources: Mapping[str, str] = CONTEXT_SOURCES
-) -> pd.DataFrame:
-    """``judgments`` with the :func:`item_context` columns mapped onto every row."""
-    context = item_context(items, sources)
-    result = judgments.copy()
-    for column in context.columns:
-        result[column] = result["item_id"].map(context[column])
-    return result
-
-
-def human_labels(
-    items: Sequence[Item],
-    rubric: Rubric,
-    label_column: str | None = None,
-    answer_model_column: str = CONTEXT_SOURCES["answer_model"],
-) -> pd.DataFrame:
-    """The human labels the items carry (``item_id, rubric, answer_model, score``)."""
-    column = label_column or rubric.label_column
-    return labels_from_items(items, rubric.name, answer_model_column, column)
 
 
 def reference_labels(human: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -324,16 +196,13 @@ def load_study(path: str | Path, labels_path: str | Path = "", *, replies: bool 
     Raises:
         DataError: If the judgments or a named labels file cannot be read.
     """
-    from judgekit.labels.table import human_label_table, read_labels_table  # judging needs none
-
     source = _judgments_file(Path(path))
     folder = StudyFolder(source.parent)
     judgments = read_judgments(source, replies=replies)
+    if JUDGE not in judgments.columns:  # judged before panels: the model names the judge
+        judgments[JUDGE] = judgments["model"]
     verdicts = final_verdicts(judgments)
-    column = pd.DataFrame(columns=list(LABEL_COLUMNS))
-    if folder.human_labels.is_file():
-        column = read_frame(folder.human_labels, required=LABEL_COLUMNS, what="human labels")
-    human = human_label_table(column, _label_column(folder), read_labels_table(folder.long_labels))
+    human = study_human_labels(folder)
     labels, found = reference_labels(human, verdicts)
     if labels_path:
         labels = read_frame(labels_path, required=LABEL_COLUMNS, what="human labels table")
@@ -349,6 +218,19 @@ def load_study(path: str | Path, labels_path: str | Path = "", *, replies: bool 
         except (OSError, ValueError, AttributeError):
             raise DataError(folder.manifest, "not a study.json judgekit wrote") from None
     return Study(folder, judgments, verdicts, labels, found, human, read_settings(folder), judges)
+
+
+def study_human_labels(folder: StudyFolder) -> pd.DataFrame:
+    """Every human label of the study, from the items file and the labelling tool, one table.
+
+    See :func:`~judgekit.labels.table.human_label_table`; it reads no judgments.
+    """
+    from judgekit.labels.table import human_label_table, read_labels_table  # judging needs none
+
+    column = pd.DataFrame(columns=list(LABEL_COLUMNS))
+    if folder.human_labels.is_file():
+        column = read_frame(folder.human_labels, required=LABEL_COLUMNS, what="human labels")
+    return human_label_table(column, _label_column(folder), read_labels_table(folder.long_labels))
 
 
 def read_settings(folder: StudyFolder) -> dict[str, Any]:
@@ -370,8 +252,16 @@ def read_settings(folder: StudyFolder) -> dict[str, Any]:
     return settings
 
 
-def own_models_setting(study: Study, pairs: Sequence[str]) -> dict[str, str]:
+def own_models_setting(
+    folder: StudyFolder, judges: Collection[str], models: Collection[str], pairs: Sequence[str]
+) -> dict[str, str]:
     """Check ``JUDGE=MODEL`` pairs against the study and merge them into its settings.
+
+    Args:
+        folder: The study.
+        judges: Its judges' labels (the judgments' ``judge`` column).
+        models: The answering models of its items (the ``answer_model`` column).
+        pairs: ``JUDGE=ANSWERING_MODEL`` pairs.
 
     Returns:
         The study's ``own_models`` after the merge (saved to ``settings.json`` when changed).
@@ -382,9 +272,8 @@ def own_models_setting(study: Study, pairs: Sequence[str]) -> dict[str, str]:
     """
     from judgekit.workflows.parameters import close_match
 
-    own = dict(study.settings.get("own_models", {}))
-    judges = set(study.verdicts["model"].astype(str))
-    models = set(study.verdicts.get("answer_model", pd.Series(dtype=str)).dropna().astype(str))
+    settings = read_settings(folder)
+    own = dict(settings.get("own_models", {}))
     for pair in pairs:
         judge, sep, model = (part.strip() for part in pair.partition("="))
         if not sep or not judge or not model:
@@ -399,9 +288,9 @@ def own_models_setting(study: Study, pairs: Sequence[str]) -> dict[str, str]:
                 f"{close_match(model, models)} (the items' Model column)"
             )
         own[judge] = model
-    if own != study.settings.get("own_models", {}):
-        text = json.dumps({**study.settings, "own_models": own}, indent=1) + "\n"
-        atomic_write_text(study.folder.settings, text)
+    if own != settings.get("own_models", {}):
+        text = json.dumps({**settings, "own_models": own}, indent=1) + "\n"
+        atomic_write_text(folder.settings, text)
     return own
 
 

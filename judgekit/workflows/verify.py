@@ -54,9 +54,10 @@ from judgekit.workflows.bundle import (
 )
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.html_report import REPORT_STEPS, VERIFICATION, write_html_report
+from judgekit.workflows.items import study_items
 from judgekit.workflows.own_prompt import load_any_rubric
 from judgekit.workflows.replay import offline_replay
-from judgekit.workflows.study import StudyFolder, study_items
+from judgekit.workflows.study import StudyFolder
 
 #: Where the rebuilt judgments and report of a verification go inside its scratch copy.
 REBUILT = "rebuilt"

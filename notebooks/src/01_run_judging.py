@@ -44,16 +44,17 @@ from IPython.display import display
 from judgekit import config
 from judgekit.data import read_table, write_id_score_csv, write_table
 from judgekit.data.tidy import final_verdicts
-from judgekit.engine import JudgeOptions
 from judgekit.rubrics import load_rubric
 from judgekit.stats.status import status_summary
 from judgekit.types import JUDGMENT_COLUMNS, Status
 from judgekit.workflows.accumulate import score_file
 from judgekit.workflows.batch import judge_in_batches
-from judgekit.workflows.clients import EndpointOptions
-from judgekit.workflows.panel import check_panel, judge_panel, panel_clients, panel_from_entries
+from judgekit.workflows.items import human_labels, study_items, with_context
+from judgekit.workflows.judge_command import judge_settings
+from judgekit.workflows.panel import check_panel, panel_from_entries
+from judgekit.workflows.panel_run import judge_panel, panel_clients
 from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import StudyFolder, human_labels, study_items, with_context
+from judgekit.workflows.study import StudyFolder
 
 check_parameters(globals(), "01_run_judging")  # stops at an unknown parameter
 
@@ -73,17 +74,11 @@ print(f"{len(table.frame)} rows from {dataset.name}")
 # re-asked, and every item gets a status (a parse failure is never a score).
 
 # %%
-endpoint = EndpointOptions(
-    judge_model or None, base_url or None, provider or None, max_concurrency or None
-)
-panel = panel_from_entries(judges, endpoint)
-check_panel(panel)
-context_sources = {
-    "answer_model": answer_model_column,
-    "question": question_column,
-    "answer_chars": length_column,
-}
-options = JudgeOptions(
+options, endpoint = judge_settings(  # the CLI's one path: each value to its object's field
+    model=judge_model or None,
+    base_url=base_url or None,
+    provider=provider or None,
+    max_concurrency=max_concurrency or None,
     runs=runs,
     variants=tuple(variants),
     batch_size=batch_size or None,
@@ -93,6 +88,13 @@ options = JudgeOptions(
     max_reasks=max_reasks,
     progress=False,
 )
+panel = panel_from_entries(judges, endpoint)
+check_panel(panel)
+context_sources = {
+    "answer_model": answer_model_column,
+    "question": question_column,
+    "answer_chars": length_column,
+}
 prices = {spec.label: spec.prices for spec in panel}
 frames, labels, n_items = [], [], {}
 with panel_clients(panel, log_dir=out, notice_stream=None) as clients:
