@@ -33,6 +33,7 @@ JUDGES = {
     "d": ("key-for-d", dict(zip(IDS, [5, 0, 0, 5, 0, 3], strict=True))),
 }
 BATCH = 2  # three requests per judge, rubric, variant and run
+ACCURACY = ("--rubric", "riddle_accuracy")
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ def items(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for variable in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "JUDGEKIT_JUDGE_MODEL"):
         monkeypatch.delenv(variable, raising=False)
@@ -75,6 +76,12 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(f"PANEL_KEY_{name.upper()}", key)
     monkeypatch.setenv("JUDGEKIT_SIMULATOR_API_KEY", JUDGES["d"][0])  # the preset's own variable
     monkeypatch.setenv("TQDM_DISABLE", "1")
+
+
+@pytest.fixture
+def judge_d(servers: dict[str, SimulatorHandle]) -> list[str]:
+    """Judge d alone (its key: the preset's own variable)."""
+    return ["--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
 
 
 def panel_file(tmp_path: Path, servers: dict[str, SimulatorHandle], keys: dict[str, str]) -> Path:
@@ -106,7 +113,6 @@ def own_keys(tmp_path: Path, servers: dict[str, SimulatorHandle]) -> Path:
     return panel_file(tmp_path, servers, {n: f"PANEL_KEY_{n.upper()}" for n in "abc"})
 
 
-@pytest.mark.usefixtures("keys")
 def test_a_panel_judges_once_then_replays_and_adding_a_judge_pays_only_for_it(
     tmp_path: Path,
     items: Path,
@@ -162,16 +168,15 @@ def test_a_panel_judges_once_then_replays_and_adding_a_judge_pays_only_for_it(
             assert not any(key.encode() in data for key, _ in JUDGES.values()), path
 
 
-@pytest.mark.usefixtures("keys")
 def test_a_second_rubric_and_variant_are_added_to_the_study_never_replacing_it(
-    tmp_path: Path, items: Path, servers: dict[str, SimulatorHandle]
+    tmp_path: Path, items: Path, servers: dict[str, SimulatorHandle], judge_d: list[str]
 ) -> None:
     study = tmp_path / "study"
-    d = ["--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
-    assert judge(items, study, "--rubric", "riddle_accuracy", *d) == 0
-    assert judge(items, study, "--rubric", "riddle_accuracy", "--variant", "paraphrase_1", *d) == 0
+    accuracy = [*ACCURACY, *judge_d]
+    assert judge(items, study, *accuracy) == 0
+    assert judge(items, study, *accuracy, "--variant", "paraphrase_1") == 0
     reasoning = ["--rubric", "riddle_reasoning", "--variant", "base", "--variant", "paraphrase_1"]
-    assert judge(items, study, *reasoning, "--no-labels", *d) == 0
+    assert judge(items, study, *reasoning, "--no-labels", *judge_d) == 0
     assert calls(servers)["d"] == 4 * 3
 
     table = pd.read_parquet(study / "judgments.parquet")
@@ -206,7 +211,6 @@ def test_a_second_rubric_and_variant_are_added_to_the_study_never_replacing_it(
     assert len(pd.read_csv(study / "items.csv")) == len(IDS)
 
 
-@pytest.mark.usefixtures("keys")
 def test_a_judge_refused_by_its_server_is_reported_and_the_others_work_is_kept(
     tmp_path: Path,
     items: Path,
@@ -230,7 +234,6 @@ def test_a_judge_refused_by_its_server_is_reported_and_the_others_work_is_kept(
     assert list(manifest["commands"][0]["failed_judges"]) == ["b"]
 
 
-@pytest.mark.usefixtures("keys")
 def test_the_dry_run_estimates_each_judge_and_sends_nothing(
     tmp_path: Path,
     items: Path,
@@ -248,12 +251,12 @@ def test_the_dry_run_estimates_each_judge_and_sends_nothing(
     assert out.count("--- system ---") == 1  # the prompt is shown once: it is every judge's
 
 
-@pytest.mark.usefixtures("keys")
 def test_a_folder_of_the_users_own_files_is_refused_and_left_as_it_was(
     tmp_path: Path,
     items: Path,
     servers: dict[str, SimulatorHandle],
     capsys: pytest.CaptureFixture[str],
+    judge_d: list[str],
 ) -> None:
     folder = tmp_path / "mine"
     folder.mkdir()
@@ -261,8 +264,7 @@ def test_a_folder_of_the_users_own_files_is_refused_and_left_as_it_was(
     own.to_csv(folder / "items.csv", index=False)
     (folder / "judgments.csv").write_text("ID,score\nx1,5\n", encoding="utf-8")
     before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()}
-    d = ["--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
-    code = judge(items, folder, "--rubric", "riddle_accuracy", *d)
+    code = judge(items, folder, *ACCURACY, *judge_d)
     err = capsys.readouterr().err.strip()
     assert code == 2 and err == (
         f"error: --study {folder} holds files judgekit did not write (items.csv, "
@@ -272,43 +274,39 @@ def test_a_folder_of_the_users_own_files_is_refused_and_left_as_it_was(
     assert len(servers["d"].requests) == 0
 
 
-@pytest.mark.usefixtures("keys")
 def test_a_study_file_changed_by_hand_is_not_overwritten(
     tmp_path: Path,
     items: Path,
-    servers: dict[str, SimulatorHandle],
     capsys: pytest.CaptureFixture[str],
+    judge_d: list[str],
 ) -> None:
     study = tmp_path / "study"
-    d = ["--rubric", "riddle_accuracy", "--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
-    assert judge(items, study, *d) == 0
+    assert judge(items, study, *ACCURACY, *judge_d) == 0
     edited = study / "items.csv"
     edited.write_text(
         edited.read_text(encoding="utf-8") + "r9,my own row,,,,,,\n", encoding="utf-8"
     )
     text = edited.read_bytes()
     capsys.readouterr()
-    assert judge(items, study, *d) == 2
+    assert judge(items, study, *ACCURACY, *judge_d) == 2
     assert "items.csv changed since judgekit wrote them" in capsys.readouterr().err
     assert edited.read_bytes() == text
 
 
-@pytest.mark.usefixtures("keys")
 def test_labels_off_the_scale_are_mapped_or_left_out_each_said_in_one_line(
     tmp_path: Path,
     items: Path,
-    servers: dict[str, SimulatorHandle],
     capsys: pytest.CaptureFixture[str],
+    judge_d: list[str],
 ) -> None:
     frame = pd.read_csv(items)
     frame["Human_Accuracy"] = [5, 1, 3, 4, 1, 0]  # 1 and 4 are not on the 0/3/5 scale
     frame.to_csv(items, index=False)
-    d = ["--rubric", "riddle_accuracy", "--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
-    assert judge(items, tmp_path / "refused", *d) == 2
+    assert judge(items, tmp_path / "refused", *ACCURACY, *judge_d) == 2
     assert "map labels onto it with --label-map OLD=NEW or leave them out with --no-labels" in (
         capsys.readouterr().err
     )
-    assert judge(items, tmp_path / "mapped", *d, "--label-map", "1=0,4=") == 0
+    assert judge(items, tmp_path / "mapped", *ACCURACY, *judge_d, "--label-map", "1=0,4=") == 0
     err = capsys.readouterr().err
     line = "human labels: column 'Human_Accuracy', mapped 1->0 (2 cells), 4->unlabelled (1 cell)"
     assert f"{line} (--label-map 1=0,4=)" in err
@@ -317,7 +315,7 @@ def test_labels_off_the_scale_are_mapped_or_left_out_each_said_in_one_line(
         "r1": 5.0, "r2": 0.0, "r3": 3.0, "r5": 0.0, "r6": 0.0
     }  # fmt: skip
     assert pd.read_csv(items)["Human_Accuracy"].tolist() == [5, 1, 3, 4, 1, 0]  # untouched
-    assert judge(items, tmp_path / "unlabelled", *d, "--no-labels") == 0
+    assert judge(items, tmp_path / "unlabelled", *ACCURACY, *judge_d, "--no-labels") == 0
     assert "human labels: left out (--no-labels)" in capsys.readouterr().err
     assert pd.read_parquet(tmp_path / "unlabelled" / "human_labels.parquet").empty
 
@@ -338,17 +336,15 @@ def test_the_riddles_v1_map_puts_the_pilots_accuracy_labels_on_the_study_scale(
     assert parse_label_map("riddles-v1", "Human_Reasoning") == {}  # on its scale already
 
 
-@pytest.mark.usefixtures("keys")
 def test_a_first_run_cut_short_resumes_in_its_folder_without_paying_again(
-    tmp_path: Path, items: Path, servers: dict[str, SimulatorHandle]
+    tmp_path: Path, items: Path, servers: dict[str, SimulatorHandle], judge_d: list[str]
 ) -> None:
     study = tmp_path / "study"
-    d = ["--rubric", "riddle_accuracy", "--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
-    assert judge(items, study, *d) == 0
+    assert judge(items, study, *ACCURACY, *judge_d) == 0
     for path in sorted(study.rglob("*"), reverse=True):  # as if killed before the outputs
         if path.name != "responses.sqlite":
             path.rmdir() if path.is_dir() else path.unlink()
-    assert judge(items, study, *d) == 0
+    assert judge(items, study, *ACCURACY, *judge_d) == 0
     assert len(servers["d"].requests) == 3  # the replies the first run paid for, replayed
     assert (study / "study.json").is_file()
 
@@ -380,7 +376,6 @@ def test_judges_are_written_as_provider_model_url_with_an_optional_label() -> No
     assert alone.label == "vllm:m"  # no panel: the one judge, labelled PROVIDER:MODEL
 
 
-@pytest.mark.usefixtures("keys")
 def test_the_judges_run_at_once_each_within_its_own_limit(tmp_path: Path, items: Path) -> None:
     with ExitStack() as stack:
         slow = [stack.enter_context(run_simulator(SimulatorConfig(latency_s=0.8))) for _ in "xyz"]
@@ -408,18 +403,16 @@ def test_the_judges_run_at_once_each_within_its_own_limit(tmp_path: Path, items:
     assert seen.count((1, 1, 1)) >= 5, seen
 
 
-@pytest.mark.usefixtures("keys")
 def test_a_study_written_before_panels_is_added_to_not_doubled(
-    tmp_path: Path, items: Path, servers: dict[str, SimulatorHandle]
+    tmp_path: Path, items: Path, servers: dict[str, SimulatorHandle], judge_d: list[str]
 ) -> None:
     study = tmp_path / "study"
-    d = ["--rubric", "riddle_accuracy", "--judge", f"d=simulator:judge-d@{servers['d'].base_url}"]
-    assert judge(items, study, *d) == 0
+    assert judge(items, study, *ACCURACY, *judge_d) == 0
     old = pd.read_parquet(study / "judgments.parquet").drop(columns="judge")  # layout 1
     old.to_parquet(study / "judgments.parquet", index=False)
     old.to_csv(study / "judgments.csv", index=False)
     (study / "study.json").write_text(json.dumps({"judgekit": "0.1", "rubric": "riddle_accuracy"}))
-    assert judge(items, study, *d) == 0
+    assert judge(items, study, *ACCURACY, *judge_d) == 0
     assert len(servers["d"].requests) == 3  # replayed
     table = pd.read_parquet(study / "judgments.parquet")
     assert table["judge"].tolist() == ["d"] * len(IDS)  # the old rows are the same judge's

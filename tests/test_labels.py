@@ -130,7 +130,7 @@ def test_rubric_version_changes_with_the_anchors(rubric) -> None:
 def test_widget_is_blind_records_at_once_and_resumes(tmp_path, rubric) -> None:
     path = tmp_path / "labels.csv"
     items = _items(5).assign(Model="gamma-70b", ID=[f"gamma-70b-{i}" for i in range(5)])
-    widget = LabelWidget(items, rubric, path, labeller="anna")
+    widget = LabelWidget(LabellingSession(items, rubric, path, labeller="anna"))
     sent = str([widget.items, widget.labelled, widget.scale])
     assert "judge_score" not in sent and "gamma" not in sent  # no model, and no ID naming it
     assert [a["score"] for a in widget.scale] == [5, 3, 0] and widget.abstain is False
@@ -145,10 +145,10 @@ def test_widget_is_blind_records_at_once_and_resumes(tmp_path, rubric) -> None:
     widget._on_message(widget, {"kind": "label", "position": 2, "status": "abstain"}, [])
     assert "has no abstain value" in widget.error
     assert len(read_labels_table(path)) == 2
-    again = LabelWidget(items, rubric, path, labeller="anna")
+    again = LabelWidget(LabellingSession(items, rubric, path, labeller="anna"))
     assert again.position == 2 and set(again.labelled) == {"0", "1"}
     assert again.session.counts() == {"labelled": 1, "skipped": 1, "open": 3}
-    other = LabelWidget(items, rubric, path, labeller="bela")
+    other = LabelWidget(LabellingSession(items, rubric, path, labeller="bela"))
     assert other.position == 0 and other.labelled == {}
     # two people at once on one file: neither drops the other's labels
     other.record(0, "ok", 5)
@@ -161,11 +161,14 @@ def test_widget_is_blind_records_at_once_and_resumes(tmp_path, rubric) -> None:
         ("bela", "gamma-70b-0"),
     ]
     with pytest.raises(UsageError, match="labeller"):
-        LabelWidget(items, rubric, path, labeller=" ")
-    ten = LabelWidget(_items(5), load_rubric("extent_rating"), tmp_path / "x.csv", labeller="a")
+        LabellingSession(items, rubric, path, labeller=" ")
+    extent = load_rubric("extent_rating")
+    ten = LabelWidget(LabellingSession(_items(5), extent, tmp_path / "x.csv", labeller="a"))
     assert [a["score"] for a in ten.scale][:2] == [10, 9] and ten.abstain is True
     ten.record(0, "abstain", None)
-    shown = LabelWidget(items, rubric, tmp_path / "y.csv", "c", show_columns=["Model"])
+    shown = LabelWidget(
+        LabellingSession(items, rubric, tmp_path / "y.csv", "c", show_columns=["Model"])
+    )
     assert "gamma-70b" in str(shown.items)  # only when asked to unblind
 
 

@@ -41,6 +41,7 @@ SETTINGS = {
 }
 LABEL_CELL = """\
 import pandas as pd
+from judgekit.labels.session import LabellingSession
 from judgekit.labels.widget import LabelWidget
 from judgekit.rubrics import load_rubric
 
@@ -50,7 +51,7 @@ items = pd.DataFrame({
     "Answer": ["Rubik-kocka", "golyóstoll", "gyufa", "dinamó", "porlasztó"],
     "Ref_Answer": ["Rubik-kocka", "golyóstoll", "biztonsági gyufa", "dinamó", "karburátor"],
 })
-LabelWidget(items, load_rubric("riddle_accuracy"), "labels.csv", labeller="tester")
+LabelWidget(LabellingSession(items, load_rubric("riddle_accuracy"), "labels.csv", "tester"))
 """
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")

@@ -8,7 +8,7 @@ import pytest
 
 from judgekit.formats import get_format, parse_marker, parse_reply
 from judgekit.rubrics import load_rubric, rubric_from_prompt_file
-from judgekit.rubrics.loader import _scale_from_config
+from judgekit.rubrics.settings import scale_from_config
 from judgekit.types import Scale, Status
 
 
@@ -74,14 +74,14 @@ def test_a_prompt_files_marker_reaches_the_reader(tmp_path: Path) -> None:
 
 
 def test_scale_steps_and_ranges() -> None:
-    halves = _scale_from_config({"scale": {"range": [1, 10], "step": 0.5}}, Path("c.yaml"))
+    halves = scale_from_config({"scale": {"range": [1, 10], "step": 0.5}}, Path("c.yaml"))
     assert halves.allowed == tuple(range(1, 11))
     assert halves.accepts(8.5) and not halves.accepts(8.25) and not halves.accepts(10.5)
     assert halves.describe() == "1-10 in steps of 0.5"
-    continuous = _scale_from_config({"scale": {"range": [0, 1], "step": "continuous"}}, Path("c"))
+    continuous = scale_from_config({"scale": {"range": [0, 1], "step": "continuous"}}, Path("c"))
     assert continuous.accepts(0.37) and not continuous.accepts(1.2)
     with pytest.raises(ValueError, match="bad 'scale' entry"):
-        _scale_from_config({"scale": {"range": [1, 10], "step": 2}}, Path("c.yaml"))
+        scale_from_config({"scale": {"range": [1, 10], "step": 2}}, Path("c.yaml"))
 
 
 def test_half_points_are_read_only_when_the_scale_has_them() -> None:

@@ -11,27 +11,21 @@ serves the page of ``judgekit label`` (:mod:`judgekit.labels.page`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import anywidget
-import pandas as pd
 import traitlets
 
 from judgekit.labels.session import FRONT_END, STYLE, LabellingSession
-from judgekit.rubrics.base import JinjaRubric
 
 
 class LabelWidget(anywidget.AnyWidget):
-    """Label a list of items blind, one at a time, with the keyboard.
+    """Label a session's items blind, one at a time, with the keyboard.
 
     Args:
-        items: One row per item, in labelling order, with ``ID`` and the rubric's columns.
-        rubric: The rubric whose scale and anchors the labeller uses.
-        labels_path: The study's ``labels.csv`` (created at the first label).
-        labeller: This labeller's name; several labellers share one file independently.
-        show_columns: Extra item columns to show (none by default: the labelling is blind).
+        session: What is labelled, by whom, into which file
+            (:class:`~judgekit.labels.session.LabellingSession`, as ``judgekit label``'s page
+            is given); the widget shows its blind state and hands it every label.
     """
 
     _esm = FRONT_END
@@ -46,18 +40,8 @@ class LabelWidget(anywidget.AnyWidget):
     rubric_name = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(
-        self,
-        items: pd.DataFrame,
-        rubric: JinjaRubric,
-        labels_path: str | Path,
-        labeller: str,
-        *,
-        show_columns: Sequence[str] = (),
-    ) -> None:
-        self.session = LabellingSession(
-            items, rubric, labels_path, labeller, show_columns=show_columns
-        )
+    def __init__(self, session: LabellingSession) -> None:
+        self.session = session
         super().__init__(position=self.session.resume_position(), **self.session.state())
         self.on_msg(self._on_message)
 

@@ -95,10 +95,11 @@ saved = plots.save_figure(fig, "labels_planner", folder=figures)
 
 # %%
 if labeller:
+    from judgekit.labels.session import LabellingSession
     from judgekit.labels.widget import LabellingPause, LabelWidget
 
     to_label = labelling_items(study, plan, dataset_path)
-    display(LabelWidget(to_label, rubric, study.folder.long_labels, labeller))
+    display(LabelWidget(LabellingSession(to_label, rubric, study.folder.long_labels, labeller)))
     raise LabellingPause("labelling: the analysis below waits until `labeller` is empty")
 
 # %% [markdown]
