@@ -132,6 +132,7 @@ def kappa_from_pairs(
 
     ``clusters`` (0-based cluster index per pair) makes the bootstrap resample whole clusters
     (see :func:`~judgekit.stats._bootstrap.unit_ci`); it needs a bootstrap ``ci``.
+    ``CI(None)`` asks for no interval (nor a standard error).
 
     Examples:
         >>> import numpy as np
@@ -140,11 +141,11 @@ def kappa_from_pairs(
         >>> round(row["estimate"], 3), row["method"]
         (0.636, 'cohen_kappa[unweighted]')
     """
-    method = ci.offered(("analytic", "percentile", "bca"), "cohen_kappa").method
+    method = ci.offered((None, "analytic", "percentile", "bca"), "cohen_kappa").method
     if clusters is not None and method == "analytic":
         raise UsageError("a clustered kappa interval needs CI('percentile') or CI('bca')")
     name = "unweighted" if weights is None else f"{weights}-{weight_basis}"
-    row = result_row(n=int(a.size), method=f"cohen_kappa[{name}]", ci_method=method)
+    row = result_row(n=int(a.size), method=f"cohen_kappa[{name}]", ci_method=method or "none")
     reason = undefined_reason(a, b, names)
     if reason:
         row["note"] = reason
@@ -156,11 +157,13 @@ def kappa_from_pairs(
     stat = kappa_stat(v)
     estimate = float(stat(cells[None].astype(float))[0])
     se = kappa_se(cells.reshape(k, k).astype(float), v)
-    if method == "analytic":
+    if method is None:
+        interval: dict[str, object] = {}
+    elif method == "analytic":
         # The normal interval can cross kappa's bounds; kappa never exceeds 1 (or falls below -1).
         bounds = normal_ci(estimate, se, ci.level)
         low, high = (float(np.clip(bound, -1.0, 1.0)) for bound in bounds)
-        interval: dict[str, object] = {"ci_low": low, "ci_high": high, "se": se}
+        interval = {"ci_low": low, "ci_high": high, "se": se}
     else:
         interval = unit_ci(stat, codes, k * k, clusters, estimate=estimate, ci=ci)
         if clusters is None:
@@ -200,7 +203,8 @@ def cohen_kappa(
         scale: Ordered levels (or a :class:`~judgekit.types.Scale`); default: observed values.
         weights: None (unweighted), "linear" or "quadratic".
         weight_basis: "rank" (equally spaced steps, sklearn's convention) or "value".
-        ci: Interval (:class:`CI`): "analytic", "percentile" or "bca"; level, replicates, seed.
+        ci: Interval (:class:`CI`): "analytic", "percentile" or "bca"; level, replicates, seed
+            (``CI(None)``: none).
         columns: Column names, cluster and abstention values (:class:`Columns`).
 
     Returns:
