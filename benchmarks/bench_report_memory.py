@@ -13,6 +13,9 @@ minutes). Each measurement runs in a fresh Python process and reports its peak r
   ``verdict_raw`` and (most of it) ``reason``: read as every text of every column
   (``read_frame``, what ``load_study`` did), with each text held once (``replies=True``), and
   as the report reads it (``replies=False``);
+* ``judgekit report``'s parent process planning the notebooks on that study: before, it loaded
+  the study (``load_study(replies=False)``) to plan; now it reads a few dictionary-encoded
+  columns and the label tables (``read_contents``), the kernels alone load the study;
 * notebook 02 (human agreement, with the seed-004 report) executed by papermill on a study of
   250,000 items x 3 variants with human labels, 2,000 replicates: the peak of its kernel
   (``RUSAGE_CHILDREN`` of the process that ran papermill). Before, it was killed at 18.9 GB.
@@ -98,6 +101,20 @@ _LOAD_CODE = {
     ),
 }
 
+_PLANS = {  # metric key -> (row name, code)
+    "before": (
+        "load_study(replies=False), as the parent did (before)",
+        "import judgekit.workflows.report\nfrom judgekit.workflows.study import load_study\n"
+        "s = load_study({folder!r}, replies=False)\n"
+        "s.judgments.groupby('request_hash')['item_id'].nunique().max()",
+    ),
+    "after": (
+        "read_contents + plan_report (now)",
+        "from judgekit.workflows.report import plan_report, read_contents\n"
+        "steps = plan_report(read_contents(__import__('pathlib').Path({folder!r})))",
+    ),
+}
+
 
 _PANEL = """
 import numpy as np, pandas as pd
@@ -173,6 +190,12 @@ def main() -> None:
             peak, held, seconds = measure(_LOAD_CODE[key].format(path=path))
             print(f"| {name} | {peak:.0f} | {held:.0f} | {seconds:.1f} |")
             metrics[f"load_held_mib_{key}"] = held
+        print(f"\nthe report's parent planning, {N_ITEMS:,} one-item replies\n")
+        print("| plan | peak MiB | held MiB | seconds |\n|---|---:|---:|---:|")
+        for key, (name, code) in _PLANS.items():
+            peak, held, seconds = measure(code.format(folder=folder))
+            print(f"| {name} | {peak:.0f} | {held:.0f} | {seconds:.1f} |")
+            metrics[f"report_plan_peak_mib_{key}"] = peak
     with tempfile.TemporaryDirectory() as folder:
         subprocess.run([sys.executable, "-c", _PANEL.format(n=N_ITEMS, folder=folder)], check=True)
         notebook = str(

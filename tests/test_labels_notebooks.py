@@ -130,6 +130,6 @@ def test_labels_flow_from_notebook_08_to_notebook_02(tmp_path: Path) -> None:
     run_parameter_set(
         _write(tmp_path / "p3", {"02_human_agreement": agreement}), run_dir, log=False
     )
-    assert "warning (sim-judge): prompt_hash changed" in _printed(
+    assert "warning (simulator:sim-judge): prompt_hash changed" in _printed(
         run_dir / "02_human_agreement.ipynb"
     )

@@ -16,7 +16,7 @@ from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.types import JUDGMENT_COLUMNS
 from judgekit.workflows.paper import NotebookRun, execute
-from judgekit.workflows.report import plan_report
+from judgekit.workflows.report import plan_report, read_contents
 from judgekit.workflows.study import load_study
 
 LEVELS = (1.0, 2.0, 3.0, 4.0)
@@ -53,13 +53,13 @@ def panel_study(folder: Path, judges: list[str], labelled: bool = True, seed: in
 
 
 def _panel_step(folder: Path) -> tuple[dict[str, object], str]:
-    step = next(s for s in plan_report(load_study(folder)) if s.notebook == "09_judge_panel")
+    step = next(s for s in plan_report(read_contents(folder)) if s.notebook == "09_judge_panel")
     return step.parameters, step.skipped
 
 
 def test_report_runs_the_panel_notebook_only_with_two_judges_and_labels(tmp_path: Path) -> None:
     parameters, skipped = _panel_step(panel_study(tmp_path / "two", ["a", "b"]))
-    assert skipped == "" and parameters["run"] == 1 and parameters["variant"] == "base"
+    assert skipped == "" and parameters["run"] == 0 and parameters["variant"] == ""
     assert parameters["output_dir"] == "tables/judge_panel"
     _, skipped = _panel_step(panel_study(tmp_path / "one", ["a"]))
     assert skipped == "needs two or more judges (judged 1; pass --judge)"

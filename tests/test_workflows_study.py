@@ -152,11 +152,12 @@ def test_own_models_is_a_study_setting_checked_against_the_study(tmp_path: Path)
     write_table(judgments, tmp_path / "judgments.parquet")
     study = load_study(tmp_path)
     assert study.settings == {}
+    judged = study.folder, set(study.verdicts["judge"]), set(study.verdicts["answer_model"])
     with pytest.raises(UsageError, match=r"no judge 'jj' in the study \(did you mean `j`\?\)"):
-        own_models_setting(study, ["jj=model-a"])
+        own_models_setting(*judged, ["jj=model-a"])
     with pytest.raises(UsageError, match=r"no answering model 'model-c'.*did you mean `model-"):
-        own_models_setting(study, ["j=model-c"])
+        own_models_setting(*judged, ["j=model-c"])
     with pytest.raises(UsageError, match="write JUDGE=ANSWERING_MODEL"):
-        own_models_setting(study, ["j"])
-    assert own_models_setting(study, ["j=model-a"]) == {"j": "model-a"}
+        own_models_setting(*judged, ["j"])
+    assert own_models_setting(*judged, ["j=model-a"]) == {"j": "model-a"}
     assert load_study(tmp_path).settings == {"own_models": {"j": "model-a"}}

@@ -1,6 +1,7 @@
 """``judgekit report --html``: the executed report as one static page that needs no Jupyter.
 
 The page (``report/report.html``) holds the study's settings (``study.json``), the
+combinations of rubric, variant, judge and run each notebook covers (``steps.json``), the
 verification status (``report/verification.json`` when ``judgekit verify`` wrote one, else
 "not verified"), which notebooks were skipped and why, and every executed notebook's text,
 tables and figures, converted by nbconvert's ``basic`` template without the code. It is
@@ -102,6 +103,28 @@ def _skipped_section(steps: Sequence[Mapping[str, Any]]) -> str:
     return f"<h2>Not run</h2><ul>{items}</ul>"
 
 
+def _covers_section(step: Mapping[str, Any] | None) -> str:
+    """What one notebook's tables and figures were computed for (``steps.json``'s ``covers``)."""
+    covers: Sequence[Mapping[str, Any]] = (step or {}).get("covers") or []
+    if not covers:
+        return ""
+    keys = list(dict.fromkeys(k for entry in covers for k in entry))
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
+
+    def cell(value: Any) -> str:
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        return f"<td>{html.escape(shown)}</td>"
+
+    rows = "".join(
+        "<tr>" + "".join(cell(entry.get(k, "")) for k in keys) + "</tr>" for entry in covers
+    )
+    return (
+        f"<p>Computed for {len(covers)} combination(s) of what was judged; every table and "
+        f"figure below has a row or panel per combination:</p>"
+        f"<table><tr>{head}</tr>{rows}</table>"
+    )
+
+
 def write_html_report(study_dir: str | Path, target: Path | None = None) -> Path:
     """Write the study's report as one self-contained HTML page; return its path.
 
@@ -125,8 +148,10 @@ def write_html_report(study_dir: str | Path, target: Path | None = None) -> Path
     contents = "".join(
         f'<li><a href="#nb-{p.stem}">{html.escape(p.stem)}</a></li>' for p in notebooks
     )
+    by_notebook = {str(s.get("notebook")): s for s in steps}
     sections = "".join(
-        f'<section id="nb-{p.stem}"><h1>{html.escape(p.stem)}</h1>{notebook_body(p)}</section>'
+        f'<section id="nb-{p.stem}"><h1>{html.escape(p.stem)}</h1>'
+        f"{_covers_section(by_notebook.get(p.stem))}{notebook_body(p)}</section>"
         for p in notebooks
     )
     page = (

@@ -15,67 +15,205 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from judgekit import config
 from judgekit.data.atomic import atomic_write_text
+from judgekit.data.tidy import JUDGE
 from judgekit.labels.table import LABELLING_TOOL
-from judgekit.types import UsageError
+from judgekit.types import Status, UsageError
 from judgekit.workflows.checkout import require_checkout
+from judgekit.workflows.combinations import KEYS, label
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.html_report import REPORT_STEPS
-from judgekit.workflows.study import Study, load_study, own_models_setting
+from judgekit.workflows.study import (
+    StudyFolder,
+    own_models_setting,
+    read_settings,
+    reference_labels,
+    study_human_labels,
+)
 
 
 @dataclass(frozen=True)
 class ReportStep:
-    """One notebook of the report: its parameters, or why it is skipped."""
+    """One notebook of the report: its parameters and what it covers, or why it is skipped.
+
+    ``covers`` lists what the notebook's tables and figures are computed for: one entry per
+    combination it compares within (e.g. notebook 03's ``rubric, judge, variant`` with the
+    ``runs`` compared), so ``steps.json`` and the HTML page say which table is which.
+    """
 
     notebook: str
     parameters: dict[str, Any]
     skipped: str = ""
+    covers: tuple[dict[str, Any], ...] = ()
 
 
-def plan_report(study: Study) -> list[ReportStep]:
-    """The notebooks to run on ``study``, with parameters, in order (skips say why)."""
-    verdicts = study.verdicts
-    base = {"judgments_path": str(study.folder.judgments)}
+@dataclass(frozen=True)
+class StudyContents:
+    """What the report is planned from, read without loading the study.
+
+    Attributes:
+        folder: The study folder.
+        judged: One row per (rubric, variant, judge, run) judged, in the order judged.
+        batched: Whether some request held two or more items (a row at position 1 or later).
+        labelled: The rubrics with a human label to compare the judges with.
+        labels_source: Which rater the judges are compared with, and how many labels
+            (:func:`~judgekit.workflows.study.reference_labels`; ``""``: none).
+        tool_labels: Whether the labelling tool's ``labels.csv`` holds labels.
+        settings: The study's ``settings.json``.
+    """
+
+    folder: StudyFolder
+    judged: pd.DataFrame
+    batched: bool
+    labelled: frozenset[str]
+    labels_source: str
+    tool_labels: bool
+    settings: dict[str, Any]
+
+    def combinations(self, keys: Sequence[str] = KEYS) -> pd.DataFrame:
+        """The distinct combinations of ``keys`` judged, in the order judged."""
+        return self.judged[list(keys)].drop_duplicates().reset_index(drop=True)
+
+
+def _columns(source: Path, wanted: Sequence[str]) -> pa.Table:
+    """The ``wanted`` columns the judgments table has, text dictionary-encoded (bytes a row)."""
+    if source.suffix == ".parquet":
+        names = pq.read_schema(source).names
+        columns = [c for c in wanted if c in names]
+        text = [c for c in columns if c not in ("run", "position")]
+        return pq.read_table(source, columns=columns, read_dictionary=text)
+    frame = pd.read_csv(source, usecols=lambda c: c in wanted, encoding="utf-8-sig")
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def judgments_file(folder: StudyFolder) -> Path:
+    """The study's judgments table (Parquet, else CSV).
+
+    Raises:
+        UsageError: If the folder holds neither.
+    """
+    source = next((p for p in (folder.judgments, folder.judgments_csv) if p.is_file()), None)
+    if source is None:
+        raise UsageError(
+            f"{folder.root}: no judgments.parquet or judgments.csv; run `judgekit judge`"
+        )
+    return source
+
+
+def answer_models(folder: StudyFolder) -> set[str]:
+    """The models whose answers the study judged (its ``answer_model`` column; one column read)."""
+    table = _columns(judgments_file(folder), ["answer_model"])
+    if "answer_model" not in table.column_names:
+        return set()
+    return {str(m) for m in table["answer_model"].unique().to_pylist() if m is not None}
+
+
+def read_contents(root: Path) -> StudyContents:
+    """Read what :func:`plan_report` needs without loading the study.
+
+    Six columns of the judgments table, none of them a reply or an ID (what was judged, and
+    ``position``: whether a request held several items), and the human labels' tables.
+
+    Raises:
+        UsageError: If the folder holds no judgments table.
+    """
+    folder = StudyFolder(root)
+    table = _columns(judgments_file(folder), [*KEYS, "model", "status", "position"])
+    table = table.filter(pc.not_equal(table["status"].cast(pa.string()), Status.UNKNOWN_ID.value))
+    if JUDGE not in table.column_names:  # judged before panels: the model names the judge
+        table = table.append_column(JUDGE, table["model"])
+    keys = table.select(list(KEYS)).to_pandas().drop_duplicates()  # still dictionary-encoded
+    combos = keys.astype({k: int if k == "run" else str for k in KEYS}).drop_duplicates()
+    positions = pc.max(table["position"]).as_py() if "position" in table.column_names else None
+    human = study_human_labels(folder)
+    scored = human[human["status"].astype(str) == Status.OK.value]
+    _, labels_source = reference_labels(human, pd.DataFrame(columns=["item_id"]))
+    return StudyContents(
+        folder,
+        combos.reset_index(drop=True),
+        bool(positions is not None and positions > 0),
+        frozenset(scored["rubric"].astype(str)),
+        labels_source,
+        bool((scored["source"] == LABELLING_TOOL).any()),
+        read_settings(folder),
+    )
+
+
+def _records(frame: pd.DataFrame) -> tuple[dict[str, Any], ...]:
+    return tuple(
+        {str(k): int(v) if k == "run" else v for k, v in row.items()}
+        for row in frame.to_dict("records")
+    )
+
+
+def _compared(contents: StudyContents, keys: list[str], over: str) -> tuple[dict[str, Any], ...]:
+    """Each combination of ``keys`` judged with two or more values of ``over`` (and those)."""
+    combos = contents.combinations()
+    grouped = combos.groupby(keys, sort=False)[over].agg(lambda v: sorted(set(v)))
+    wide = grouped[grouped.map(len) >= 2]
+    plural = f"{over}s" if over != "run" else "runs"
+    return tuple(
+        {**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
+         plural: [int(v) if over == "run" else str(v) for v in values]}
+        for key, values in wide.items()
+    )  # fmt: skip
+
+
+def plan_report(contents: StudyContents) -> list[ReportStep]:
+    """The notebooks to run on the study, with parameters, in order (skips say why).
+
+    Every notebook covers every (rubric, variant, judge, run) judged into the study that it can
+    analyse (``variant=""``, ``run=0``: all of them); ``covers`` lists them.
+    """
+    base = {"judgments_path": str(contents.folder.judgments)}
     tables = "tables/"
-    labelled = base  # each notebook takes the study's one table of human labels
-    runs = int(verdicts["run"].nunique())
-    variants = list(dict.fromkeys(verdicts["variant"]))
-    first_variant, first_run = variants[0], int(verdicts["run"].min())
-    batched = int(study.judgments.groupby("request_hash")["item_id"].nunique().max()) > 1
-    rubric = str(verdicts["rubric"].iloc[0])
-    tool_labels = (study.human["source"] == LABELLING_TOOL).any()
-    judge_column = "judge" if "judge" in verdicts.columns else "model"
-    judges = int(verdicts[judge_column].nunique())
+    combos = contents.combinations()
+    labelled = combos[combos["rubric"].isin(contents.labelled)]
+    runs = _compared(contents, ["rubric", JUDGE, "variant"], "run")
+    variants = _compared(contents, ["rubric", JUDGE, "run"], "variant")
+    panels = tuple(
+        c for c in _compared(contents, ["rubric", "variant", "run"], JUDGE)
+        if c["rubric"] in contents.labelled
+    )  # fmt: skip
+    no_labels = "no human labels in the study (see README, labels)"
+    judges = int(combos[JUDGE].nunique())
     panel_skip = "" if judges >= 2 else f"needs two or more judges (judged {judges}; pass --judge)"
-    if not panel_skip and not study.labels_source:
-        panel_skip = "no human labels in the study (see README, labels)"
+    if not panel_skip and not panels:
+        panel_skip = no_labels if labelled.empty else "no rubric was judged by two judges"
+    most_runs = int(combos.groupby(["rubric", JUDGE, "variant"])["run"].nunique().max())
+    tool = contents.folder.labelling_plan.is_file() and contents.tool_labels
+    every = {"variant": "", "run": 0}
     return [
         ReportStep(
             "02_human_agreement",
-            {**labelled, "variant": first_variant, "run": first_run,
-             "output_dir": tables + "human_agreement"},
-            "" if study.labels_source else "no human labels in the study (see README, labels)",
+            {**base, **every, "output_dir": tables + "human_agreement"},
+            "" if len(labelled) else no_labels, _records(labelled),
         ),
         ReportStep(
             "03_run_consistency",
-            {**base, "variant": first_variant, "output_dir": tables + "run_consistency"},
-            "" if runs >= 2 else f"needs two or more runs (judged {runs}; pass --runs 3)",
+            {**base, "variant": "", "output_dir": tables + "run_consistency"},
+            "" if runs else f"needs two or more runs (judged {most_runs}; pass --runs 3)", runs,
         ),
         ReportStep(
             "04_paraphrase_sensitivity",
-            {**base, "run": first_run, "output_dir": tables + "paraphrase_sensitivity"},
-            "" if len(variants) >= 2 else "needs two or more prompt variants (pass --variant)",
+            {**base, "run": 0, "output_dir": tables + "paraphrase_sensitivity"},
+            "" if variants else "needs two or more prompt variants (pass --variant)", variants,
         ),
         ReportStep(
             "05_distributions_and_bias",
-            {**labelled, "run": first_run, "own_models": study.settings.get("own_models", {}),
+            {**base, "run": 0, "own_models": contents.settings.get("own_models", {}),
              "output_dir": tables + "distributions_and_bias"},
+            "", _records(combos),
         ),
         ReportStep(
             "06_riddles_study_reproduced",
@@ -84,21 +222,21 @@ def plan_report(study: Study) -> list[ReportStep]:
         ),
         ReportStep(
             "07_batch_effects",
-            {**labelled, "rubric": rubric, "variant": first_variant, "run": first_run,
-             "batch_sizes": [], "output_dir": tables + "batch_effects"},
-            "" if batched else "every request held one item: no position within a batch",
+            {**base, "rubric": "", **every, "batch_sizes": [],
+             "output_dir": tables + "batch_effects"},
+            "" if contents.batched else "every request held one item: no position within a batch",
+            _records(contents.combinations(["rubric", "variant", "run", JUDGE])),
         ),
         ReportStep(
             "08_human_labels",
             {**base, "coverage_check": "study", "output_dir": tables + "human_labels"},
-            "" if study.folder.labelling_plan.is_file() and tool_labels else
+            "" if tool else
             "no labels from the labelling tool (`judgekit label STUDY --labeller NAME`)",
         ),
         ReportStep(
             "09_judge_panel",
-            {**labelled, "variant": first_variant, "run": first_run,
-             "output_dir": tables + "judge_panel"},
-            panel_skip,
+            {**base, **every, "output_dir": tables + "judge_panel"},
+            panel_skip, panels,
         ),
     ]  # fmt: skip
 
@@ -124,27 +262,36 @@ def run_report(
     root = Path(folder)
     if not root.is_dir():
         raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
-    study = load_study(root.resolve(), replies=False)  # to plan: the kernels load their own
+    contents = read_contents(root.resolve())  # to plan: only the kernels load the study
     notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
     if own_models:
-        own_models_setting(study, own_models)
-        study = load_study(root.resolve())
-    own = study.settings.get("own_models", {})
+        judges = set(contents.judged[JUDGE])
+        own_models_setting(contents.folder, judges, answer_models(contents.folder), own_models)
+        contents = replace(contents, settings=read_settings(contents.folder))
+    own = contents.settings.get("own_models", {})
     print(
         "self-preference: "
         + (", ".join(f"{j} belongs to {m}" for j, m in own.items()) if own else
            "no judge is paired with an answering model (pass --own-model JUDGE=MODEL)"),
         file=err,
     )  # fmt: skip
-    report = study.folder.report
+    report = contents.folder.report
     (report / "figures").mkdir(parents=True, exist_ok=True)
-    if study.labels_source:
-        print(f"human labels compared with the judge: {study.labels_source}", file=err)
+    combos = contents.combinations()
+    print(
+        f"judged: {len(combos)} combination(s) of rubric, variant, judge and run "
+        f"({', '.join(label(c) for c in combos.to_dict('records'))})",
+        file=err,
+    )
+    if contents.labels_source:
+        print(f"human labels compared with the judges: {contents.labels_source}", file=err)
     failures: list[str] = []
-    steps = plan_report(study)
+    steps = plan_report(contents)
     record = [
-        {"notebook": s.notebook, "parameters": s.parameters, "skipped": s.skipped} for s in steps
-    ]
+        {"notebook": s.notebook, "parameters": s.parameters, "skipped": s.skipped,
+         "covers": list(s.covers)}
+        for s in steps
+    ]  # fmt: skip
     atomic_write_text(report / REPORT_STEPS, json.dumps(record, indent=1) + "\n")
     for step in steps:
         if step.skipped:

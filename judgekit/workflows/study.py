@@ -28,7 +28,7 @@ The functions here are the one way to load a study for the report notebooks
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ import pandas as pd
 from judgekit import config
 from judgekit.data import DataError, read_frame
 from judgekit.data.atomic import atomic_write_text
-from judgekit.data.tidy import LABEL_COLUMNS, final_verdicts, read_judgments
+from judgekit.data.tidy import JUDGE, LABEL_COLUMNS, final_verdicts, read_judgments
 from judgekit.types import Status, UsageError
 
 #: The study's cluster column: answers to the same question are alike (named here only).
@@ -196,16 +196,13 @@ def load_study(path: str | Path, labels_path: str | Path = "", *, replies: bool 
     Raises:
         DataError: If the judgments or a named labels file cannot be read.
     """
-    from judgekit.labels.table import human_label_table, read_labels_table  # judging needs none
-
     source = _judgments_file(Path(path))
     folder = StudyFolder(source.parent)
     judgments = read_judgments(source, replies=replies)
+    if JUDGE not in judgments.columns:  # judged before panels: the model names the judge
+        judgments[JUDGE] = judgments["model"]
     verdicts = final_verdicts(judgments)
-    column = pd.DataFrame(columns=list(LABEL_COLUMNS))
-    if folder.human_labels.is_file():
-        column = read_frame(folder.human_labels, required=LABEL_COLUMNS, what="human labels")
-    human = human_label_table(column, _label_column(folder), read_labels_table(folder.long_labels))
+    human = study_human_labels(folder)
     labels, found = reference_labels(human, verdicts)
     if labels_path:
         labels = read_frame(labels_path, required=LABEL_COLUMNS, what="human labels table")
@@ -221,6 +218,19 @@ def load_study(path: str | Path, labels_path: str | Path = "", *, replies: bool 
         except (OSError, ValueError, AttributeError):
             raise DataError(folder.manifest, "not a study.json judgekit wrote") from None
     return Study(folder, judgments, verdicts, labels, found, human, read_settings(folder), judges)
+
+
+def study_human_labels(folder: StudyFolder) -> pd.DataFrame:
+    """Every human label of the study, from the items file and the labelling tool, one table.
+
+    See :func:`~judgekit.labels.table.human_label_table`; it reads no judgments.
+    """
+    from judgekit.labels.table import human_label_table, read_labels_table  # judging needs none
+
+    column = pd.DataFrame(columns=list(LABEL_COLUMNS))
+    if folder.human_labels.is_file():
+        column = read_frame(folder.human_labels, required=LABEL_COLUMNS, what="human labels")
+    return human_label_table(column, _label_column(folder), read_labels_table(folder.long_labels))
 
 
 def read_settings(folder: StudyFolder) -> dict[str, Any]:
@@ -242,8 +252,16 @@ def read_settings(folder: StudyFolder) -> dict[str, Any]:
     return settings
 
 
-def own_models_setting(study: Study, pairs: Sequence[str]) -> dict[str, str]:
+def own_models_setting(
+    folder: StudyFolder, judges: Collection[str], models: Collection[str], pairs: Sequence[str]
+) -> dict[str, str]:
     """Check ``JUDGE=MODEL`` pairs against the study and merge them into its settings.
+
+    Args:
+        folder: The study.
+        judges: Its judges' labels (the judgments' ``judge`` column).
+        models: The answering models of its items (the ``answer_model`` column).
+        pairs: ``JUDGE=ANSWERING_MODEL`` pairs.
 
     Returns:
         The study's ``own_models`` after the merge (saved to ``settings.json`` when changed).
@@ -254,9 +272,8 @@ def own_models_setting(study: Study, pairs: Sequence[str]) -> dict[str, str]:
     """
     from judgekit.workflows.parameters import close_match
 
-    own = dict(study.settings.get("own_models", {}))
-    judges = set(study.verdicts["model"].astype(str))
-    models = set(study.verdicts.get("answer_model", pd.Series(dtype=str)).dropna().astype(str))
+    settings = read_settings(folder)
+    own = dict(settings.get("own_models", {}))
     for pair in pairs:
         judge, sep, model = (part.strip() for part in pair.partition("="))
         if not sep or not judge or not model:
@@ -271,9 +288,9 @@ def own_models_setting(study: Study, pairs: Sequence[str]) -> dict[str, str]:
                 f"{close_match(model, models)} (the items' Model column)"
             )
         own[judge] = model
-    if own != study.settings.get("own_models", {}):
-        text = json.dumps({**study.settings, "own_models": own}, indent=1) + "\n"
-        atomic_write_text(study.folder.settings, text)
+    if own != settings.get("own_models", {}):
+        text = json.dumps({**settings, "own_models": own}, indent=1) + "\n"
+        atomic_write_text(folder.settings, text)
     return own
 
 

@@ -2,7 +2,8 @@
 # # Does the judge agree with the human?
 #
 # Reads the judgments and human labels written by `01_run_judging` and compares each judge
-# with the human on one prompt variant and run: the kappa family (unweighted, linear and
+# with the human on each prompt variant and run chosen (rows keyed by rubric, judge, variant
+# and run; `judgekit report` chooses every one judged): the kappa family (unweighted, linear and
 # quadratic weights) with confidence intervals, exact and within-one agreement, the confusion
 # matrix, a breakdown per answering model, and seed 004's validation protocol as pass/fail.
 # Unscored verdicts (parse failures, abstentions, missing rows) are dropped from the pairs and
@@ -12,8 +13,8 @@
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
 labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
 repeats_path: str = ""  # judgments with repeated runs for seed 004's consistency check; empty: none
-variant: str = "base"  # prompt variant compared with the human
-run: int = 1  # run compared with the human
+variant: str = "base"  # prompt variant compared with the human; empty: every variant judged
+run: int = 1  # run compared with the human; 0: every run judged
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
@@ -37,6 +38,7 @@ from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
 from judgekit.stats.protocol import seed004_report
+from judgekit.workflows.combinations import combinations, label, selected, varying
 from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, load_study, open_report
 
@@ -47,7 +49,8 @@ study, figures, tables = open_report(
 )
 verdicts, labels = study.verdicts, study.labels
 rubrics = [r for r in pd.unique(verdicts["rubric"]) if (labels["rubric"] == r).any()]
-judges = list(pd.unique(verdicts["model"]))
+judges = list(pd.unique(verdicts["judge"]))
+chosen = selected(verdicts[verdicts["rubric"].isin(rubrics)], variant, run)
 print(f"rubrics with human labels: {rubrics}; judges: {judges}")
 print(f"human labels compared with the judges: {study.labels_source or 'none'}")
 print(f"every human label of the study: {describe_human_labels(study.human)}")
@@ -58,26 +61,33 @@ assert rubrics, "no rubric of the judgments table has human labels"
 
 # %%
 KAPPA_WEIGHTS = {"unweighted": None, "linear": "linear", "quadratic": "quadratic"}
-selected = verdicts[(verdicts["variant"] == variant) & (verdicts["run"] == run)]
-long = {r: rater_table(selected, labels, rubric=r) for r in rubrics}
+KEYS = ["rubric", "judge", "variant", "run"]  # one comparison with the human per combination
+# Each combination's long table: its judge's verdicts and the human's labels of the rubric.
+long, keys = {}, {}
+for combination, rows in combinations(chosen, KEYS):
+    name = label(combination)
+    keys[name] = combination
+    long[name] = rater_table(rows, labels, rubric=combination["rubric"], rater="judge")
 scales = {r: load_rubric(r).scale for r in rubrics}
 # A judge sharing fewer than two scored items with the human cannot be compared: say so.
-pairs = [(r, j) for r in rubrics for j in judges if shared_scored_items(long[r], [j, HUMAN]) >= 2]
-for rubric, judge in [(r, j) for r in rubrics for j in judges if (r, j) not in pairs]:
-    print(f"skipped {rubric} / {judge}: fewer than two items scored by judge and human")
+pairs = [n for n in long if shared_scored_items(long[n], [keys[n]["judge"], HUMAN]) >= 2]
+for name in [n for n in long if n not in pairs]:
+    print(f"skipped {name}: fewer than two items scored by judge and human")
+print(f"compared with the human: {pairs}")
 interval = CI(ci_method, n_boot=n_boot, seed=seed)  # the kappa interval the parameters ask for
 rows = [
-    cohen_kappa(long[r], j, HUMAN, scale=scales[r], weights=weights, ci=interval).assign(
-        rubric=r, kappa=label
-    )
-    for r, j in pairs
-    for label, weights in KAPPA_WEIGHTS.items()
-]
+    cohen_kappa(
+        long[n], keys[n]["judge"], HUMAN, scale=scales[keys[n]["rubric"]], weights=weights,
+        ci=interval,
+    ).assign(**keys[n], kappa=weighting)
+    for n in pairs
+    for weighting, weights in KAPPA_WEIGHTS.items()
+]  # fmt: skip
 kappas = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 kappas = kappas.assign(human_labels=study.labels_source)  # which labels every row used
 write_table(kappas, tables / "kappa_family.csv")
 display(kappas)
-for line in figure_notes(kappas, ["rubric", "rater_a", "kappa"]):
+for line in figure_notes(kappas, [*KEYS, "kappa"]):
     print(line)
 labelled = {r: int((labels["rubric"] == r).sum()) for r in rubrics}
 for row in kappas.itertuples():
@@ -86,10 +96,9 @@ for row in kappas.itertuples():
         assert not row.estimate < min_expected_kappa, f"{row.rubric}: kappa {row.estimate:.3f}"
 
 # %%
+SHOWN = ["rubric", *varying(chosen), "rater_a"]  # a variant or run is named when several
 if pairs:
-    fig = plots.plot_kappa_forest(
-        kappas, label=["rubric", "rater_a", "kappa"], colour_by="kappa", width="two"
-    )
+    fig = plots.plot_kappa_forest(kappas, label=[*SHOWN, "kappa"], colour_by="kappa", width="two")
     saved = plots.save_figure(fig, "agreement_kappa_forest", folder=figures)
 
 # %% [markdown]
@@ -109,10 +118,10 @@ by_question = Columns(cluster=study.cluster) if study.cluster else None  # named
 clustered = pd.concat(
     [
         cohen_kappa(
-            long[r], j, HUMAN, scale=scales[r], weights="quadratic",
+            long[n], keys[n]["judge"], HUMAN, scale=scales[keys[n]["rubric"]], weights="quadratic",
             ci=replace(interval, method="percentile"), columns=by_question,
-        ).assign(rubric=r)
-        for r, j in pairs
+        ).assign(**keys[n])
+        for n in pairs
     ]
     if by_question is not None
     else [pd.DataFrame()],
@@ -123,12 +132,17 @@ if clustered.empty:
     print("the study's items share no question: the intervals above treat items as independent")
 else:
     print(f"design effect = clustered width / item-resampling width (cluster: {study.cluster})")
-    shown = ["rubric", "rater_a", "estimate", "naive_ci_low", "naive_ci_high", "ci_low"]
+    shown = [*KEYS, "estimate", "naive_ci_low", "naive_ci_high", "ci_low"]
     display(clustered[[*shown, "ci_high", "n_clusters", "design_effect", "note"]])
 
 # %%
 rates = pd.concat(
-    [agreement_rates(long[r], j, HUMAN, scale=scales[r]).assign(rubric=r) for r, j in pairs]
+    [
+        agreement_rates(long[n], keys[n]["judge"], HUMAN, scale=scales[keys[n]["rubric"]]).assign(
+            **keys[n]
+        )
+        for n in pairs
+    ]
     or [pd.DataFrame()],
     ignore_index=True,
 )
@@ -142,8 +156,10 @@ assert rates.empty or rates["estimate"].between(0, 1).all()
 # %%
 confusion = pd.concat(
     [
-        confusion_table(long[r], HUMAN, j, scale=scales[r]).assign(panel=f"{r} · {j}")
-        for r, j in pairs
+        confusion_table(long[n], HUMAN, keys[n]["judge"], scale=scales[keys[n]["rubric"]]).assign(
+            **keys[n], panel=n
+        )
+        for n in pairs
     ]
     or [pd.DataFrame()],
     ignore_index=True,
@@ -161,29 +177,30 @@ if pairs:
 # ## Per answering model
 
 # %%
-with_models = [r for r in rubrics if "answer_model" in long[r].columns]
-if len(with_models) < len(rubrics):
+with_models = [n for n in pairs if "answer_model" in long[n].columns]
+if len(with_models) < len(pairs):
     print("skipped where the items file has no Model column (the model that wrote each answer)")
 rows = [
-    cohen_kappa(subset, j, HUMAN, scale=scales[r], weights="quadratic", ci=interval).assign(
-        rubric=r, answer_model=model
-    )
-    for r, j in pairs
-    if r in with_models
-    for model, subset in long[r].groupby("answer_model")
-    if shared_scored_items(subset, [j, HUMAN]) >= 2
-]
+    cohen_kappa(
+        subset, keys[n]["judge"], HUMAN, scale=scales[keys[n]["rubric"]], weights="quadratic",
+        ci=interval,
+    ).assign(**keys[n], answer_model=model)
+    for n in with_models
+    for model, subset in long[n].groupby("answer_model")
+    if shared_scored_items(subset, [keys[n]["judge"], HUMAN]) >= 2
+]  # fmt: skip
 by_model = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 write_table(by_model, tables / "kappa_by_answer_model.csv")
 display(by_model)
-for rubric in with_models:
-    human_rows = long[rubric][long[rubric]["rater"] == HUMAN]
+for rubric in dict.fromkeys(keys[n]["rubric"] for n in with_models):
+    human_rows = rater_table(chosen, labels, rubric=rubric, rater="judge")
+    human_rows = human_rows[human_rows["rater"] == HUMAN]
     per_model = human_rows.groupby("answer_model")["item"].nunique()
     print(
         f"{rubric}: {len(per_model)} answering models with {per_model.min()}-{per_model.max()} "
         f"of the {human_rows['item'].nunique()} labelled items each"
     )
-for line in figure_notes(by_model, ["rubric", "answer_model", "rater_a"]):
+for line in figure_notes(by_model, [*KEYS, "answer_model"]):
     print(line)
 
 # %% [markdown]
@@ -200,28 +217,34 @@ protocol = verdicts
 if repeats_path:  # the repeated runs may live in their own judgments table
     repeats = load_study(repeats_path).verdicts
     protocol = pd.concat([verdicts, repeats]).drop_duplicates(list(VERDICT_KEYS))
+# The protocol's base prompt: the `variant` parameter, else `base` when judged, else the first.
+bases = {}
 for rubric in rubrics:
-    chosen = protocol[protocol["rubric"] == rubric]
-    paraphrases = sorted(set(chosen["variant"]) - {variant})
-    runs_seen = chosen.loc[chosen["variant"] == variant, "run"].nunique()
+    judged = protocol[protocol["rubric"] == rubric]
+    wordings_judged = list(pd.unique(judged["variant"]))
+    base = variant or ("base" if "base" in wordings_judged else wordings_judged[0])
+    bases[rubric] = base
+    paraphrases = sorted(set(wordings_judged) - {base})
+    runs_seen = judged.loc[judged["variant"] == base, "run"].nunique()
     wordings, n_pairs = len(paraphrases) + 1, len(paraphrases) * (len(paraphrases) + 1) // 2
     short = [f"{what} ({n})" for n, what in ((wordings, "wordings"), (runs_seen, "runs")) if n < 3]
     print(
-        f"{rubric}: {wordings} wording(s) ({variant} + {paraphrases}, {n_pairs} pair(s)), "
-        f"{runs_seen} run(s) of {variant}"
+        f"{rubric}: {wordings} wording(s) ({base} + {paraphrases}, {n_pairs} pair(s)), "
+        f"{runs_seen} run(s) of {base}"
         + (f"; fewer than the seed's three: {', '.join(short)}" if short else "")
     )
+protocol_pairs = list(dict.fromkeys((keys[n]["rubric"], keys[n]["judge"]) for n in pairs))
 reports = [
     seed004_report(
-        rater_table(protocol, labels, rubric=rubric),
+        rater_table(protocol, labels, rubric=rubric, rater="judge"),
         judge=judge,
         human=HUMAN,
         scale=scales[rubric],
         kappa_threshold=threshold,
         ci=replace(interval, method="bca"),
-        base_variant=variant,
-    ).assign(rubric=rubric, judge=judge)
-    for rubric, judge in pairs
+        base_variant=bases[rubric],
+    ).assign(rubric=rubric, judge=judge, variant=bases[rubric])
+    for rubric, judge in protocol_pairs
 ]
 seed004 = pd.concat(reports, ignore_index=True) if reports else pd.DataFrame()
 write_table(seed004, tables / "seed004_report.csv")
@@ -272,10 +295,11 @@ if calibration is None:
 else:
     print(describe_calibration(calibration))
     calibrated = load_rubric(calibration["rubric"])
-    for judge in judges:
+    # The record names the judge's model; a report of every variant checks the prompt only.
+    for judge, model in verdicts[["judge", "model"]].drop_duplicates().itertuples(index=False):
         current = {
-            "judge_model": judge,
-            "variant": variant,
+            "judge_model": model,
+            **({"variant": variant} if variant else {}),
             "rubric_version": rubric_version(calibrated),
             "prompt_hash": prompt_hash(calibrated, calibration["variant"]),
         }

@@ -5,11 +5,12 @@
 # run is a fresh request, never a cached reply). Temperature 0 does not make a hosted model
 # deterministic, so this measures how far a single run can be trusted. Per judge and rubric:
 # the share of items scored identically in every run (seed 004 asks for 100%), the mean flip
-# rate, and Fleiss' kappa and Krippendorff's alpha with runs as raters.
+# rate, and Fleiss' kappa and Krippendorff's alpha with runs as raters. Rows are keyed by
+# rubric, judge and prompt variant (`judgekit report` compares the runs of every variant).
 
 # %% tags=["parameters"]
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
-variant: str = "base"  # prompt variant whose runs are compared
+variant: str = "base"  # prompt variant whose runs are compared; empty: every variant judged
 target: float = 1.0  # share of identical items required (seed 004: 1.0)
 ci_method: str = "bca"  # interval of kappa and alpha: "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
@@ -32,6 +33,7 @@ from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import run_consistency
+from judgekit.workflows.combinations import combinations, label, selected
 from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, open_report
 
@@ -40,10 +42,11 @@ check_parameters(globals(), "03_run_consistency")  # stops at an unknown paramet
 study, figures, tables = open_report(
     "run_consistency", judgments_path, figures_dir=figures_dir, output_dir=output_dir
 )
-verdicts = study.verdicts[study.verdicts["variant"] == variant]
-runs = sorted(pd.unique(verdicts["run"]))
-print(f"{len(runs)} runs of variant {variant!r}: {runs}")
-assert len(runs) >= 2, "run consistency needs a judgments table with runs >= 2"
+verdicts = selected(study.verdicts, variant)
+KEYS = ["rubric", "judge", "variant"]  # the runs of each combination are compared
+judged_runs = verdicts.groupby(KEYS, sort=False)["run"].nunique()
+print(f"runs judged per {' / '.join(KEYS)}: {judged_runs.to_dict()}")
+assert judged_runs.max() >= 2, "run consistency needs a judgments table with runs >= 2"
 
 # %% [markdown]
 # ## Consistency per judge and rubric
@@ -53,27 +56,27 @@ assert len(runs) >= 2, "run consistency needs a judgments table with runs >= 2"
 summaries, per_item, clustered_rows = [], [], []
 by_question = Columns(rater="run", cluster=study.cluster)  # the study names its cluster
 interval = CI(ci_method, n_boot=n_boot, seed=seed)
-for rubric in pd.unique(verdicts["rubric"]):
-    long = rater_table(verdicts, rubric=rubric)
-    for judge, rows in long.groupby("rater"):
-        if shared_scored_items(rows, runs, rater_col="run") < 2:
-            print(f"skipped {rubric} / {judge}: fewer than two items scored in every run")
-            continue
-        scale = load_rubric(rubric).scale
-        consistency = partial(run_consistency, rows, scale=scale, target=target)
-        result = consistency(ci=interval)
-        panel = f"{rubric} · {judge}"
-        summaries.append(result.summary.assign(rubric=rubric, judge=judge))
-        per_item.append(result.per_item.assign(rubric=rubric, judge=judge, panel=panel))
-        if study.cluster:
-            clustered = consistency(ci=replace(interval, method="percentile"), columns=by_question)
-            clustered_rows.append(clustered.summary.assign(rubric=rubric, judge=judge))
+for combination, judged in combinations(verdicts, KEYS):
+    panel = label(combination)
+    runs = sorted(pd.unique(judged["run"]))
+    rows = rater_table(judged, rubric=combination["rubric"], rater="judge")
+    if len(runs) < 2 or shared_scored_items(rows, runs, rater_col="run") < 2:
+        print(f"skipped {panel}: fewer than two items scored in each of two or more runs")
+        continue
+    scale = load_rubric(combination["rubric"]).scale
+    consistency = partial(run_consistency, rows, scale=scale, target=target)
+    result = consistency(ci=interval)
+    summaries.append(result.summary.assign(**combination))
+    per_item.append(result.per_item.assign(**combination, panel=panel))
+    if study.cluster:
+        clustered = consistency(ci=replace(interval, method="percentile"), columns=by_question)
+        clustered_rows.append(clustered.summary.assign(**combination))
 summary = pd.concat(summaries, ignore_index=True) if summaries else pd.DataFrame()
 items = pd.concat(per_item, ignore_index=True) if per_item else pd.DataFrame()
 write_table(summary, tables / "consistency_summary.csv")
 write_table(items, tables / "consistency_per_item.csv")
 display(summary)
-for line in figure_notes(summary, ["rubric", "judge", "statistic"]):
+for line in figure_notes(summary, [*KEYS, "statistic"]):
     print(line)
 if summaries:
     shares = summary[summary["statistic"] == "share_identical"]
@@ -99,7 +102,7 @@ if summaries:
 # %%
 if per_item:
     moved = items[items["flip_rate"] > 0].sort_values("flip_rate", ascending=False)
-    display(moved[["rubric", "judge", "item", "n_runs", "n_distinct", "modal_score", "flip_rate"]])
+    display(moved[[*KEYS, "item", "n_runs", "n_distinct", "modal_score", "flip_rate"]])
 
 # %% [markdown]
 # ## Items that share a question
@@ -113,5 +116,5 @@ write_table(clustered, tables / "consistency_summary_clustered.csv")
 if clustered.empty:
     print("the study's items share no question: the intervals above treat items as independent")
 else:
-    shown = ["rubric", "judge", "statistic", "estimate", "ci_low", "ci_high", "design_effect"]
+    shown = [*KEYS, "statistic", "estimate", "ci_low", "ci_high", "design_effect"]
     display(clustered[clustered["design_effect"].notna()][shown])

@@ -4,11 +4,12 @@
 # The rubric's base prompt and its paraphrases (same criteria, different words) were run on the
 # same items by `01_run_judging` (`variants` parameter). A judge worth trusting scores the same
 # whatever the wording: seed 004 requires every pair of variants to agree with quadratic
-# weighted kappa above 0.8.
+# weighted kappa above 0.8. Rows are keyed by rubric, judge and run (`judgekit report` compares
+# the variants of every run).
 
 # %% tags=["parameters"]
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
-run: int = 1  # run whose variants are compared
+run: int = 1  # run whose variants are compared; 0: every run judged
 gate: float = 0.8  # every variant pair must exceed this kappa (seed 004)
 ci_method: str = "bca"  # kappa interval: "analytic", "percentile" or "bca"
 n_boot: int = 2000  # bootstrap replicates
@@ -31,6 +32,7 @@ from judgekit.data.tidy import rater_table, shared_scored_items
 from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import paraphrase_sensitivity
+from judgekit.workflows.combinations import combinations, label, selected
 from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, open_report
 
@@ -39,10 +41,11 @@ check_parameters(globals(), "04_paraphrase_sensitivity")  # stops at an unknown 
 study, figures, tables = open_report(
     "paraphrase_sensitivity", judgments_path, figures_dir=figures_dir, output_dir=output_dir
 )
-verdicts = study.verdicts[study.verdicts["run"] == run]
-variants = list(pd.unique(verdicts["variant"]))
-print(f"variants in run {run}: {variants}")
-assert len(variants) >= 2, "paraphrase sensitivity needs a judgments table with >= 2 variants"
+verdicts = selected(study.verdicts, run=run)
+KEYS = ["rubric", "judge", "run"]  # the variants of each combination are compared
+judged_variants = verdicts.groupby(KEYS, sort=False)["variant"].unique()
+print(f"variants judged per {' / '.join(KEYS)}: {judged_variants.map(list).to_dict()}")
+assert judged_variants.map(len).max() >= 2, "paraphrase sensitivity needs >= 2 variants"
 
 # %% [markdown]
 # ## Pairwise agreement between variants
@@ -52,45 +55,50 @@ assert len(variants) >= 2, "paraphrase sensitivity needs a judgments table with 
 results, clustered_rows = {}, []
 by_question = Columns(rater="rater", cluster=study.cluster)  # the study names its cluster
 interval = CI(ci_method, n_boot=n_boot, seed=seed)
-for (rubric, judge), judged in verdicts.groupby(["rubric", "model"], sort=False):
-    long = rater_table(judged, rubric=rubric, rater="variant")
-    if shared_scored_items(long, variants) < 2:
-        print(f"skipped {rubric} / {judge}: fewer than two items scored under every variant")
+keys, variants = {}, {}
+for combination, judged in combinations(verdicts, KEYS):
+    name = label(combination)
+    variants[name] = list(pd.unique(judged["variant"]))
+    long = rater_table(judged, rubric=combination["rubric"], rater="variant")
+    if len(variants[name]) < 2 or shared_scored_items(long, variants[name]) < 2:
+        print(f"skipped {name}: fewer than two items scored under two or more variants")
         continue
-    scale = load_rubric(rubric).scale
+    keys[name] = combination
+    scale = load_rubric(combination["rubric"]).scale
     sensitivity = partial(paraphrase_sensitivity, long, scale=scale, threshold=gate)
-    results[(rubric, judge)] = sensitivity(ci=interval)
+    results[name] = sensitivity(ci=interval)
     if study.cluster:
         clustered = sensitivity(ci=replace(interval, method="percentile"), columns=by_question)
-        clustered_rows.append(clustered.pairwise.assign(rubric=rubric, judge=judge))
+        clustered_rows.append(clustered.pairwise.assign(**combination))
 pairwise = pd.concat(
-    [r.pairwise.assign(rubric=k[0], judge=k[1]) for k, r in results.items()] or [pd.DataFrame()],
+    [r.pairwise.assign(**keys[n]) for n, r in results.items()] or [pd.DataFrame()],
     ignore_index=True,
 )
 summary = pd.concat(
-    [r.summary.assign(rubric=k[0], judge=k[1]) for k, r in results.items()] or [pd.DataFrame()],
+    [r.summary.assign(**keys[n]) for n, r in results.items()] or [pd.DataFrame()],
     ignore_index=True,
 )
 write_table(pairwise, tables / "paraphrase_pairwise.csv")
 write_table(summary, tables / "paraphrase_summary.csv")
 display(summary)
-for line in figure_notes(pairwise, ["rubric", "judge", "rater_a", "rater_b"]):
+for line in figure_notes(pairwise, [*KEYS, "rater_a", "rater_b"]):
     print(line)
-for line in figure_notes(summary, ["rubric", "judge", "statistic"]):
+for line in figure_notes(summary, [*KEYS, "statistic"]):
     print(line)
-n_pairs = len(variants) * (len(variants) - 1) // 2
-for (rubric, judge), result in results.items():
-    assert len(result.pairwise) == n_pairs, f"{rubric} / {judge}"
+for name, result in results.items():
+    n_pairs = len(variants[name]) * (len(variants[name]) - 1) // 2
+    assert len(result.pairwise) == n_pairs, name
     for kappa in result.pairwise["estimate"]:
-        assert not kappa < min_expected_kappa, f"{rubric} / {judge}: kappa {kappa:.3f}"
+        assert not kappa < min_expected_kappa, f"{name}: kappa {kappa:.3f}"
 
 # %%
-for (rubric, judge), result in results.items():
-    fig = plots.plot_paraphrase_matrix(
-        result.pairwise, order=variants, gate=gate, title=f"{rubric} · {judge}"
-    )
-    name = plots.figure_name("paraphrase_kappa", rubric, judge)
-    saved = plots.save_figure(fig, name, folder=figures)
+several_runs = verdicts["run"].nunique() > 1  # then each figure's name says its run
+for name, result in results.items():
+    combination = keys[name]
+    fig = plots.plot_paraphrase_matrix(result.pairwise, order=variants[name], gate=gate, title=name)
+    shown = [combination["rubric"], combination["judge"]]
+    shown += [f"run{combination['run']}"] if several_runs else []
+    saved = plots.save_figure(fig, plots.figure_name("paraphrase_kappa", *shown), folder=figures)
 
 # %% [markdown]
 # **Figure: quadratic weighted kappa between every pair of prompt variants.** One heatmap per
@@ -110,5 +118,5 @@ write_table(clustered, tables / "paraphrase_pairwise_clustered.csv")
 if clustered.empty:
     print("the study's items share no question: the intervals above treat items as independent")
 else:
-    shown = ["rubric", "judge", "rater_a", "rater_b", "estimate", "ci_low", "ci_high"]
+    shown = [*KEYS, "rater_a", "rater_b", "estimate", "ci_low", "ci_high"]
     display(clustered[[*shown, "n_clusters", "design_effect"]])

@@ -6,12 +6,13 @@
 # each judge uses the whole scale (seed 004). Then two bias probes, both controlled for the
 # true quality as the human scored it: **length bias** (do longer answers score higher at equal
 # human score?) and **self-preference** (does a judge favour answers written by its own model?
-# only when the `own_models` parameter pairs judges with answering models).
+# only when the `own_models` parameter pairs judges with answering models). Every table has a
+# row per rubric, judge, prompt variant and run (`judgekit report` analyses every run judged).
 
 # %% tags=["parameters"]
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
 labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
-run: int = 1  # run analysed
+run: int = 1  # run analysed; 0: every run judged
 own_models: dict = {}  # judge -> answering model of its family; empty: the study settings
 figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
 output_dir: str = ""  # folder for tables; empty: STUDY/report/tables/distributions_and_bias
@@ -33,6 +34,7 @@ from judgekit.stats import Columns
 from judgekit.stats.bias import BIAS_COLUMNS, length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
 from judgekit.stats.significance import adjust_p
+from judgekit.workflows.combinations import each_with_human, selected
 from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, open_report
 
@@ -42,11 +44,13 @@ study, figures, tables = open_report(
     "distributions_and_bias", judgments_path, labels_path, figures_dir=figures_dir,
     output_dir=output_dir,
 )  # fmt: skip
-verdicts, labels = study.verdicts[study.verdicts["run"] == run], study.labels
+verdicts, labels = selected(study.verdicts, run=run), study.labels
 rubrics = list(pd.unique(verdicts["rubric"]))
-long = {r: rater_table(verdicts, labels, rubric=r) for r in rubrics}
+long = {r: rater_table(verdicts, labels, rubric=r, rater="judge") for r in rubrics}
 MIN_SCORED = 3  # a regression needs a few scored answers; fewer are skipped, and said so
-print(f"rubrics: {rubrics}; judges: {list(pd.unique(verdicts['model']))}")
+SEVERAL_RUNS = verdicts["run"].nunique() > 1  # then each panel names its run
+print(f"rubrics: {rubrics}; judges: {list(pd.unique(verdicts['judge']))}")
+
 
 # %% [markdown]
 # ## Score distributions
@@ -59,6 +63,8 @@ for rubric in rubrics:
         table["answer_model"] = "all answers"
     judged = table["rater"] != HUMAN
     table.loc[judged, "rater"] = table.loc[judged, "rater"] + " · " + table.loc[judged, "variant"]
+    if SEVERAL_RUNS:
+        table.loc[judged, "rater"] += " · run " + table.loc[judged, "run"].astype(str)
     table["rater"] = table["rater"].astype(str)
     fig = plots.plot_score_distributions(
         table,
@@ -74,26 +80,26 @@ for rubric in rubrics:
 
 # %% [markdown]
 # **Figure: score distributions per answering model.** One panel per rater (the human, then
-# each judge and prompt variant), bars split into the share of each score; `n` counts the
-# scored items only (unscored verdicts are not drawn). A judge that mirrors the human's panel
-# uses the scale as the human does.
+# each judge and prompt variant, and run when several), bars split into the share of each
+# score; `n` counts the scored items only (unscored verdicts are not drawn). A judge that
+# mirrors the human's panel uses the scale as the human does.
 
 # %%
 coverage = []
 for rubric in rubrics:
-    rows = long[rubric][long[rubric]["variant"].isin(["base"]) | (long[rubric]["rater"] == HUMAN)]
-    scored = rows[rows["status"] == "ok"].groupby("rater").size()
-    for rater in sorted(set(rows["rater"]) - set(scored.index)):
-        print(f"skipped {rubric} / {rater}: no scored items")
-    rows = rows[rows["rater"].isin(scored.index)]
-    result = score_coverage(rows, scale=load_rubric(rubric).scale, human=HUMAN)
-    coverage.append(result.summary.assign(rubric=rubric))
+    for combination, rows in each_with_human(long[rubric], rubric=rubric):
+        scored = rows[rows["status"] == "ok"].groupby("rater").size()
+        for rater in sorted(set(rows["rater"]) - set(scored.index)):
+            print(f"skipped {rubric} / {rater}: no scored items")
+        rows = rows[rows["rater"].isin(scored.index)]
+        result = score_coverage(rows, scale=load_rubric(rubric).scale, human=HUMAN)
+        coverage.append(result.summary.assign(**combination))
 coverage_table = pd.concat(coverage, ignore_index=True)
 # Every judge's distribution is tested against the human's: one family of tests.
 coverage_table = adjust_p(coverage_table)
 write_table(coverage_table, tables / "score_coverage.csv")
 display(coverage_table)
-for line in figure_notes(coverage_table, ["rubric", "rater"], value="p_value"):
+for line in figure_notes(coverage_table, ["rubric", "variant", "run", "rater"], value="p_value"):
     print(line)
 assert coverage_table["share_of_scale_used"].between(0, 1).all()
 
@@ -117,17 +123,17 @@ for rubric in rubrics:
     if absent:
         print(f"skipped {rubric}: the judgments lack {absent} (Answer and Question columns)")
         continue
-    paired = with_human_score(long[rubric])
-    paired = paired[paired["variant"] == "base"].rename(columns={"answer_chars": "length"})
-    if (paired["status"] == "ok").sum() < MIN_SCORED:
-        print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
-        continue
-    length_rows.append(length_bias(paired, columns=by_cluster).assign(rubric=rubric))
+    for combination, rows in each_with_human(long[rubric], rubric=rubric):
+        paired = with_human_score(rows).rename(columns={"answer_chars": "length"})
+        if (paired["status"] == "ok").sum() < MIN_SCORED:
+            print(f"skipped {combination}: fewer than {MIN_SCORED} scored items")
+            continue
+        length_rows.append(length_bias(paired, columns=by_cluster).assign(**combination))
 lengths = pd.concat(length_rows, ignore_index=True) if length_rows else pd.DataFrame()
 lengths = adjust_p(lengths) if not lengths.empty else lengths  # one family: every judge, rubric
 write_table(lengths, tables / "length_bias.csv")
 display(lengths)
-for line in figure_notes(lengths, ["rubric", "judge", "term"]):
+for line in figure_notes(lengths, ["rubric", "judge", "variant", "run", "term"]):
     print(line)
 
 # %% [markdown]
@@ -139,7 +145,7 @@ for line in figure_notes(lengths, ["rubric", "judge", "term"]):
 
 # %%
 own_models = own_models or study.settings.get("own_models", {})
-bias = pd.DataFrame(columns=[*BIAS_COLUMNS, "rubric"])
+bias = pd.DataFrame(columns=[*BIAS_COLUMNS, "rubric", "variant", "run"])
 if not own_models:
     print(
         "self-preference not probed: no judge is paired with an answering model "
@@ -148,28 +154,29 @@ if not own_models:
 else:
     print("self-preference: " + ", ".join(f"{j} belongs to {m}" for j, m in own_models.items()))
 for rubric in rubrics if own_models else []:
-    paired = with_human_score(long[rubric])
-    paired = paired[paired["variant"] == "base"]
-    if (paired["status"] == "ok").sum() < MIN_SCORED:
-        print(f"skipped {rubric}: fewer than {MIN_SCORED} scored items")
-        continue
-    result = self_preference(paired, own=own_models, author_col="answer_model", columns=by_cluster)
-    bias = pd.concat(
-        [bias.dropna(axis=1, how="all"), result.assign(rubric=rubric)], ignore_index=True
-    )
+    for combination, rows in each_with_human(long[rubric], rubric=rubric):
+        paired = with_human_score(rows)
+        if (paired["status"] == "ok").sum() < MIN_SCORED:
+            print(f"skipped {combination}: fewer than {MIN_SCORED} scored items")
+            continue
+        result = self_preference(
+            paired, own=own_models, author_col="answer_model", columns=by_cluster
+        ).assign(**combination)
+        bias = pd.concat([bias.dropna(axis=1, how="all"), result], ignore_index=True)
 if not bias.empty and "p_value" in bias:
     # One family per method: the same question asked of every judge and rubric.
     bias = adjust_p(bias[bias["method"] != "none"], family=["method"])
 write_table(bias, tables / "self_preference.csv")
 display(bias)
-for line in figure_notes(bias, ["rubric", "judge", "method"]):
+for line in figure_notes(bias, ["rubric", "judge", "variant", "run", "method"]):
     print(line)
 
 # %%
 SHOWN = {"naive_welch": "naive", "ols_human_clustered": "controlled for human score"}
 if not bias.empty and bias["estimate"].notna().any():
     shown = bias[bias["method"].isin(list(SHOWN))].dropna(subset=["estimate"]).copy()
-    shown["judge"] = shown["rubric"] + " · " + shown["judge"].astype(str)
+    named = ["rubric", "judge", *[k for k in ("variant", "run") if shown[k].nunique() > 1]]
+    shown["judge"] = shown[named].astype(str).agg(" · ".join, axis=1)
     shown["method"] = shown["method"].map(SHOWN)
     fig = plots.plot_self_bias(shown)
     saved = plots.save_figure(fig, "self_preference", folder=figures)

@@ -15,9 +15,9 @@ judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_
 labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
 dataset_path: str = ""  # item table judged again per batch size; empty: data/demo/riddles_demo.csv
 id_column: str = "ID"  # column holding the item IDs
-rubric: str = "riddle_accuracy"  # rubric analysed and re-judged
-variant: str = "base"  # prompt variant whose judgments are analysed and re-judged
-run: int = 1  # run of the judgments analysed for position effects
+rubric: str = "riddle_accuracy"  # rubric analysed and re-judged; empty: every rubric judged
+variant: str = "base"  # prompt variant analysed and re-judged; empty: every variant judged
+run: int = 1  # run analysed for position effects; 0: every run judged
 adjust: str = "human"  # position-effect adjustment: "human", "difference" or "item"
 tolerance: float = 0.5  # largest drift over a batch (score points) that counts as none
 p_adjust: str = "holm"  # correction of each family of slope tests: "holm" or "fdr_bh"
@@ -46,6 +46,7 @@ from judgekit.stats import CI, Columns, leniency_drift_verdict, position_effects
 from judgekit.stats.significance import adjust_p
 from judgekit.workflows.batch_probe import batch_size_sensitivity
 from judgekit.workflows.clients import EndpointOptions, default_judge_client
+from judgekit.workflows.combinations import combinations, label, selected
 from judgekit.workflows.items import study_items
 from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import open_report
@@ -56,16 +57,17 @@ study, figures, tables = open_report(
     "batch_effects", judgments_path, labels_path, figures_dir=figures_dir, output_dir=output_dir
 )
 dataset = Path(dataset_path) if dataset_path else config.DATA_DIR / "demo" / "riddles_demo.csv"
-scale = load_rubric(rubric).scale
-judgments, labels = study.judgments, study.labels
-chosen = (
-    (judgments["rubric"] == rubric) & (judgments["variant"] == variant) & (judgments["run"] == run)
-)
-judgments = judgments[chosen]
-human = labels[labels["rubric"] == rubric].set_index("item_id")["score"]
+labels = study.labels
+judgments = selected(study.judgments, variant, run)
+judgments = judgments[judgments["rubric"] == rubric] if rubric else judgments
+assert len(judgments), f"{study.folder.root}: no judgments of rubric {rubric!r}"
+KEYS = ["rubric", "variant", "run"]  # one position analysis per combination, judges as groups
+parts = {label(c): (c, rows) for c, rows in combinations(judgments, KEYS)}
+judged_rubrics = set(judgments["rubric"])
+human = {r: labels[labels["rubric"] == r].set_index("item_id")["score"] for r in judged_rubrics}
 MIN_SCORED = 3  # a slope needs a few scored rows; fewer are skipped, and said so
-print(f"{rubric} / {variant} / run {run}: {len(judgments)} rows, {len(human)} human labels")
-assert len(judgments), f"{study.folder.root}: no judgments for {rubric} / {variant} / run {run}"
+for name, (combination, rows) in parts.items():
+    print(f"{name}: {len(rows)} rows, {len(human[combination['rubric']])} human labels")
 
 # %% [markdown]
 # ## Leniency against position in the batch
@@ -83,15 +85,23 @@ assert len(judgments), f"{study.folder.root}: no judgments for {rubric} / {varia
 # %%
 cluster = study.cluster  # the study names its cluster column (None: the item)
 print(f"standard errors clustered on {cluster or 'the item'!r}")
-by_item = position_effects(judgments, human, adjust=adjust, group_col="model")
 by_question = Columns(item="item_id", cluster=cluster)
-effects = position_effects(judgments, human, adjust=adjust, group_col="model", columns=by_question)
-effects["design_effect"] = (effects["ci_high"] - effects["ci_low"]) / (
-    by_item["ci_high"] - by_item["ci_low"]
-)
-# The same slope asked of every judge is one family of tests.
+effects = []
+for combination, rows in parts.values():
+    scores = human[combination["rubric"]]
+    by_item = position_effects(rows, scores, adjust=adjust, group_col="judge")
+    clustered = position_effects(
+        rows, scores, adjust=adjust, group_col="judge", columns=by_question
+    )
+    clustered["design_effect"] = (clustered["ci_high"] - clustered["ci_low"]) / (
+        by_item["ci_high"] - by_item["ci_low"]
+    )
+    effects.append(clustered.assign(**combination))
+effects = pd.concat(effects, ignore_index=True)
+# The same slope asked of every judge (and combination) is one family of tests.
 effects = adjust_p(effects, family=["term"], method=p_adjust)
-verdicts = leniency_drift_verdict(effects, tolerance=tolerance)
+# One verdict per row of effects, in its order: the combination's keys go in front.
+verdicts = pd.concat([effects[KEYS], leniency_drift_verdict(effects, tolerance=tolerance)], axis=1)
 # Unshuffled, every item sits at one place: a slope cannot separate leniency from item order.
 confounded = judgments.groupby("item_id")["position"].nunique().max() == 1
 drifts = verdicts["term"].isin(["position", "batch_index"]) & (verdicts["verdict"] != "not tested")
@@ -104,10 +114,11 @@ if confounded:  # the estimate stays in the statement; the verdict cannot be rea
     )
 write_table(effects, tables / "position_effects.csv")
 write_table(verdicts, tables / "leniency_drift_verdicts.csv")
-shown = ["group", "term", "estimate", "ci_low", "ci_high", "design_effect", "p_value"]
+shown = [*KEYS, "group", "term", "estimate", "ci_low", "ci_high", "design_effect", "p_value"]
 display(effects[[*shown, "p_adjusted", "p_adjust", "span", "n", "n_dropped", "note"]])
-for row in verdicts.itertuples():
-    print(f"{row.group} · {row.term}\n  instruction: {row.instruction}\n  {row.statement}")
+for row in verdicts.to_dict("records"):
+    named = label({k: row[k] for k in [*KEYS, "group", "term"]})
+    print(f"{named}\n  instruction: {row['instruction']}\n  {row['statement']}")
 print(f"rule: {verdicts['rule'].iloc[0]}")
 print(f"set aside: {effects['dropped_reason'].iloc[0] or 'nothing'}")
 assert set(verdicts["verdict"]) <= {"pass", "fail", "inconclusive", "not tested"}
@@ -116,18 +127,26 @@ assert (tested["drift_ci_low"] <= tested["drift"]).all()
 assert (tested["drift"] <= tested["drift_ci_high"]).all()
 
 # %%
-profile = position_profile(judgments, human, group_col="model")
-write_table(profile, tables / "position_profile.csv")
-scored_rows, positions = int(profile["n"].sum()), profile["value"].nunique()
-if scored_rows < MIN_SCORED or positions < 2:
-    print(f"no position figure: {scored_rows} scored rows at {positions} position(s)")
-else:
-    assert profile["n"].sum() == effects.loc[effects["term"] == "position", "n"].sum()
+profiles = []
+for name, (combination, rows) in parts.items():
+    profile = position_profile(rows, human[combination["rubric"]], group_col="judge")
+    profiles.append(profile.assign(**combination))
+    scored_rows, positions = int(profile["n"].sum()), profile["value"].nunique()
+    if scored_rows < MIN_SCORED or positions < 2:
+        print(f"no position figure of {name}: {scored_rows} scored rows at {positions} position(s)")
+        continue
+    mine = (effects[KEYS] == pd.Series(combination)).all(axis=1) & (effects["term"] == "position")
+    assert profile["n"].sum() == effects.loc[mine, "n"].sum(), name
     single = (profile["n"] == 1).all()  # one row per position: a point, no interval
     outcome = profile["outcome"].iloc[0]
     ylabel = f"{outcome} (score points{', one row each' if single else ', 95% CI'})"
     fig = plots.plot_position_effect(profile, ylabel=ylabel)
-    saved = plots.save_figure(fig, plots.figure_name("position_effect", rubric), folder=figures)
+    # The rubric names the figure; its variant and run too when the rubric has several.
+    several = len([c for c, _ in parts.values() if c["rubric"] == combination["rubric"]]) > 1
+    shown = [combination["variant"], f"run{combination['run']}"] if several else []
+    name = plots.figure_name("position_effect", combination["rubric"], *shown)
+    saved = plots.save_figure(fig, name, folder=figures)
+write_table(pd.concat(profiles, ignore_index=True), tables / "position_profile.csv")
 
 # %% [markdown]
 # **Figure: leniency at each place in the batch.** The judge's score minus the human's, averaged
@@ -150,6 +169,7 @@ else:
 # %%
 sensitivity = pd.DataFrame()
 if batch_sizes:
+    assert rubric and variant, "re-judging at batch_sizes needs one rubric and one variant"
     table = read_table(dataset, id_column=id_column)
     items, _ = study_items(table, load_rubric(rubric), id_column=id_column)
     endpoint = EndpointOptions(judge_model or None, base_url or None, provider or None)
@@ -159,7 +179,7 @@ if batch_sizes:
             items,
             load_rubric(rubric),
             client,
-            human,
+            human[rubric],
             sizes=[int(size) for size in batch_sizes],
             variants=[variant],
             store=tables / "responses.sqlite",

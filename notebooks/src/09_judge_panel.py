@@ -18,8 +18,8 @@
 judgments_path: str = ""  # study folder or judgments table; empty: the riddles study's scores
 labels_path: str = ""  # human labels; empty: the study's human_labels.parquet or labels.csv
 riddles_scores_path: str = ""  # riddles v2 scores (judgments_path empty); empty: data/ copy
-variant: str = ""  # prompt variant analysed; empty: the first judged
-run: int = 1  # run analysed
+variant: str = ""  # prompt variant analysed; empty: every variant judged
+run: int = 1  # run analysed; 0: every run judged
 judge_costs: dict = {}  # judge -> cost per item (any unit); empty: tokens per item, else 1
 own_models: dict = {}  # judge -> the answering model of its family (self-preference)
 kappa_weights: str = "quadratic"  # "quadratic", "linear" or "none"
@@ -58,6 +58,7 @@ from judgekit.stats import (
     with_juries,
 )
 from judgekit.stats.bias_panel import PANEL_METHODS
+from judgekit.workflows.combinations import combinations, label, selected
 from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, load_study, output_folders
 
@@ -67,16 +68,18 @@ plots.apply_style()
 figures, tables = output_folders(figures_dir, output_dir, "judge_panel")
 weights = None if kappa_weights == "none" else kappa_weights
 INTERVAL = CI("percentile", n_boot=n_boot, seed=seed)
-if judgments_path:  # a judgekit study: one long table per rubric, judges by their label
+if judgments_path:  # a judgekit study: one long table per rubric, variant and run
     study = load_study(judgments_path, labels_path)
-    verdicts = study.verdicts[study.verdicts["run"] == run]
-    variant = variant or str(verdicts["variant"].iloc[0])
-    verdicts = verdicts[verdicts["variant"] == variant]
-    judge_column = "judge" if "judge" in verdicts.columns else "model"
-    labelled = set(study.labels["rubric"])
-    rubrics = [r for r in pd.unique(verdicts["rubric"]) if r in labelled]  # the human is needed
-    long = {r: rater_table(verdicts, study.labels, rubric=r, rater=judge_column) for r in rubrics}
-    scales = {r: load_rubric(r).scale.allowed for r in rubrics}
+    verdicts = selected(study.verdicts, variant, run)
+    judge_column = "judge"  # the panel member's label (two judges may share a model name)
+    labelled = verdicts[verdicts["rubric"].isin(set(study.labels["rubric"]))]  # human needed
+    keys, long = {}, {}
+    for combination, rows in combinations(labelled, ["rubric", "variant", "run"]):
+        name = label(combination)
+        keys[name] = {"combination": name, **combination}
+        long[name] = rater_table(rows, study.labels, rubric=combination["rubric"], rater="judge")
+    rubrics = list(long)  # each combination is analysed as the riddles study's rubrics are
+    scales = {n: load_rubric(keys[n]["rubric"]).scale.allowed for n in rubrics}
     human, author = HUMAN, "answer_model"
     # A batched request's tokens are counted once, then shared over the items it held.
     calls = verdicts.drop_duplicates("request_hash")
@@ -94,7 +97,9 @@ else:  # the riddles study: three dimensions, the author as the human
     human, author, judge_column = "Human", "model", "rater"
     default_costs = {}
     columns = Columns(item="output_id", cluster=cluster_column or None)
+    keys = {d: {"rubric": d} for d in rubrics}
 FIGURE = "panel" if judgments_path else "riddles_panel"  # riddles figures are committed
+FACET = "combination" if judgments_path else "rubric"  # a study's: rubric · variant · run
 JUDGES = [r for r in pd.unique(pd.concat([t[columns.rater] for t in long.values()])) if r != human]
 costs = judge_costs or default_costs or {judge: 1.0 for judge in JUDGES}
 cost_label = (
@@ -116,7 +121,7 @@ agreement = pd.concat(
     [
         panel_agreement(
             long[r], JUDGES, scale=scales[r], weights=weights, ci=INTERVAL, columns=columns
-        ).assign(rubric=r)
+        ).assign(**keys[r])
         for r in rubrics
     ],
     ignore_index=True,
@@ -124,28 +129,26 @@ agreement = pd.concat(
 write_table(agreement, tables / "panel_agreement.csv")
 display(
     agreement[
-        ["rubric", "statistic", "rater_a", "rater_b", "estimate", "ci_low", "ci_high", "n"]
+        [FACET, "statistic", "rater_a", "rater_b", "estimate", "ci_low", "ci_high", "n"]
     ].round(3)
 )
-for line in figure_notes(agreement, ["rubric", "statistic", "rater_a", "rater_b"]):
+for line in figure_notes(agreement, [FACET, "statistic", "rater_a", "rater_b"]):
     print(line)
 pairs = agreement[agreement["statistic"] == "cohen_kappa"]
 fig = plots.plot_pair_matrix(
     pairs,
-    panel="rubric",
+    panel=FACET,
     order=JUDGES,
     limits=(0.0, 1.0),
     colour_label="Weighted kappa between judges",
 )
 saved = plots.save_figure(fig, f"{FIGURE}_judge_agreement", folder=figures)
 defined = pairs.dropna(subset=["estimate"])
-panel_rows = agreement[agreement["statistic"] == "krippendorff_alpha"].set_index("rubric")[
-    "estimate"
-]
+panel_rows = agreement[agreement["statistic"] == "krippendorff_alpha"].set_index(FACET)["estimate"]
 if len(defined):
     lowest = defined.loc[defined["estimate"].idxmin()]
     print(
-        f"Lowest pair: {lowest['rater_a']} and {lowest['rater_b']} on {lowest['rubric']} "
+        f"Lowest pair: {lowest['rater_a']} and {lowest['rater_b']} on {lowest[FACET]} "
         f"({lowest['estimate']:.2f}); panel alpha "
         + ", ".join(f"{r} {a:.2f}" for r, a in panel_rows.items())
     )
@@ -171,25 +174,25 @@ errors = pd.concat(
     [
         error_correlation(
             long[r], JUDGES, human=human, scale=scales[r], ci=INTERVAL, columns=columns
-        ).assign(rubric=r)
+        ).assign(**keys[r])
         for r in rubrics
     ],
     ignore_index=True,
 )
 write_table(errors, tables / "error_correlation.csv")
 display(
-    errors[
-        ["rubric", "statistic", "rater_a", "rater_b", "estimate", "ci_low", "ci_high", "n"]
-    ].round(3)
+    errors[[FACET, "statistic", "rater_a", "rater_b", "estimate", "ci_low", "ci_high", "n"]].round(
+        3
+    )
 )
-for line in figure_notes(errors, ["rubric", "statistic", "rater_a", "rater_b"]):
+for line in figure_notes(errors, [FACET, "statistic", "rater_a", "rater_b"]):
     print(line)
 fig = plots.plot_pair_matrix(
-    errors[errors["statistic"] == "error_correlation"], panel="rubric", order=JUDGES,
+    errors[errors["statistic"] == "error_correlation"], panel=FACET, order=JUDGES,
     limits=(-1.0, 1.0), cmap="PuOr_r", colour_label="Correlation of errors vs the human",
 )  # fmt: skip
 saved = plots.save_figure(fig, f"{FIGURE}_error_correlation", folder=figures)
-n_eff = errors[errors["statistic"] == "effective_judges"].set_index("rubric")
+n_eff = errors[errors["statistic"] == "effective_judges"].set_index(FACET)
 print(
     f"{len(JUDGES)} judges are worth "
     + "; ".join(
@@ -224,17 +227,15 @@ for r in rubrics:
         n_folds=min(n_folds, units), seed=seed,
     )  # fmt: skip
     full[r] = with_juries(long[r], simple, ds.scores, learned.scores, columns=columns)
-    models.append(ds.confusion.assign(rubric=r, converged=ds.converged, iterations=ds.iterations))
+    models.append(ds.confusion.assign(**keys[r], converged=ds.converged, iterations=ds.iterations))
 JURIES = ["jury:mean", "jury:median", "jury:majority", "jury:dawid_skene", "jury:weights"]
 juries = pd.concat(
-    [full[r][full[r][columns.rater].isin(JURIES)].assign(rubric=r) for r in rubrics],
+    [full[r][full[r][columns.rater].isin(JURIES)].assign(**keys[r]) for r in rubrics],
     ignore_index=True,
 )
 write_table(juries, tables / "jury_scores.csv")
 write_table(pd.concat(models, ignore_index=True), tables / "dawid_skene_confusion.csv")
-display(
-    juries.groupby(["rubric", columns.rater])[columns.status].value_counts().unstack(fill_value=0)
-)
+display(juries.groupby([FACET, columns.rater])[columns.status].value_counts().unstack(fill_value=0))
 
 # %%
 vs_human = pd.concat(
@@ -247,7 +248,7 @@ vs_human = pd.concat(
             weights=weights,
             ci=INTERVAL,
             columns=columns,
-        ).assign(rubric=r)
+        ).assign(**keys[r])
         for r in rubrics
     ],
     ignore_index=True,
@@ -255,12 +256,12 @@ vs_human = pd.concat(
 write_table(vs_human, tables / "judges_and_juries_vs_human.csv")
 display(
     vs_human[
-        ["rubric", "kind", "rater_b", "estimate", "ci_low", "ci_high", "n", "dropped_reason"]
+        [FACET, "kind", "rater_b", "estimate", "ci_low", "ci_high", "n", "dropped_reason"]
     ].round(3)
 )
 fig = plots.plot_kappa_forest(
-    vs_human.assign(rubric=vs_human["rubric"].str.title()),
-    label=["rubric", "rater_b"],
+    vs_human.assign(**{FACET: vs_human[FACET].str.title()}),
+    label=[FACET, "rater_b"],
     colour_by="kind",
     xlabel="Agreement with the human, weighted kappa (95% CI, clusters resampled)",
 )
@@ -290,14 +291,14 @@ versus_best = pd.concat(
             weights=weights,
             ci=INTERVAL,
             columns=columns,
-        ).assign(rubric=r)
+        ).assign(**keys[r])
         for r in rubrics
     ],
     ignore_index=True,
 )
 write_table(versus_best, tables / "jury_vs_best_judge.csv")
 shown = [
-    "rubric",
+    FACET,
     "jury",
     "best_judge",
     "estimate",
@@ -315,7 +316,10 @@ print(
     f"{len(ahead)} of {len(versus_best)} jury x rubric pairs beat the best judge with the "
     f"selection-aware 95% interval above 0"
     + (
-        ": " + ", ".join(f"{r.jury} on {r.rubric} (+{r.estimate:.3f})" for r in ahead.itertuples())
+        ": "
+        + ", ".join(
+            f"{r['jury']} on {r[FACET]} (+{r['estimate']:.3f})" for r in ahead.to_dict("records")
+        )
         if len(ahead)
         else ""
     )
@@ -335,22 +339,22 @@ subsets = pd.concat(
         panel_subsets(
             long[r], JUDGES, human=human, cost=costs, jury=subset_jury, min_coverage=min_coverage,
             scale=scales[r], weights=weights, ci=INTERVAL, columns=columns,
-        ).assign(rubric=r)
+        ).assign(**keys[r])
         for r in rubrics
     ],
     ignore_index=True,
 )  # fmt: skip
 write_table(subsets, tables / "panel_subsets.csv")
 display(
-    subsets[
-        ["rubric", "subset", "cost", "coverage", "pareto", "estimate", "ci_low", "ci_high"]
-    ].round(3)
+    subsets[[FACET, "subset", "cost", "coverage", "pareto", "estimate", "ci_low", "ci_high"]].round(
+        3
+    )
 )
 fig = plots.plot_subset_costs(
-    subsets, panel="rubric", min_coverage=min_coverage, cost_label=cost_label
+    subsets, panel=FACET, min_coverage=min_coverage, cost_label=cost_label
 )
 saved = plots.save_figure(fig, f"{FIGURE}_subsets_cost", folder=figures)
-for r, rows in subsets.groupby("rubric", sort=False):
+for r, rows in subsets.groupby(FACET, sort=False):
     front = rows[rows["pareto"]]
     print(
         f"{r}: Pareto front "
@@ -382,7 +386,7 @@ if authored:
         [
             panel_self_preference(
                 t, JUDGES, human=human, own=own, author_col=author, columns=by_question, seed=seed
-            ).assign(rubric=r)
+            ).assign(**keys[r])
             for r, t in authored.items()
         ],
         ignore_index=True,
@@ -391,7 +395,7 @@ if authored:
     write_table(across, tables / "self_preference_panel.csv")
     display(
         across[
-            ["rubric", "judge", "method", "estimate", "ci_low", "ci_high", "p_value", "p_adjusted"]
+            [FACET, "judge", "method", "estimate", "ci_low", "ci_high", "p_value", "p_adjusted"]
         ].round(3)
     )
 else:
