@@ -63,7 +63,9 @@ def _judge_each(
     """
     if judge_with is None:
         prices = {spec.label: prepared.options(spec).prices for spec in prepared.judges}
-        return judge_panel(prepared.items, prepared.rubric, clients, prepared.options(), prices)
+        return judge_panel(
+            prepared.items, prepared.rubric, clients, prepared.options(), prices, checked=True
+        )
     outcomes = {}
     for spec in prepared.judges:
         table = judge_with(
