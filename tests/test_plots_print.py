@@ -119,13 +119,15 @@ def _subsets() -> pd.DataFrame:
     )
 
 
-def _scores() -> pd.DataFrame:
+def _scores(
+    raters: tuple[str, ...] = ("Human", "Perplexity", "GPT", "Gemini", "Claude"),
+) -> pd.DataFrame:
     rng = np.random.default_rng(7)
     return pd.DataFrame(
         [
             {"model": m, "rater": r, "score": float(rng.choice([0, 3, 5]))}
             for m in ("Claude", "GPT", "Gemini")
-            for r in ("Human", "Perplexity", "GPT", "Gemini", "Claude")
+            for r in raters
             for _ in range(10)
         ]
     )
@@ -161,6 +163,9 @@ FIGURES: dict[str, Callable[[], Figure]] = {
         _confusion([0, 3, 5], ["Perplexity", "GPT", "Gemini", "Claude", "Llama", "Qwen"])
     ),
     "score_distributions": lambda: plots.plot_score_distributions(_scores()),
+    "score_distributions_long_names": lambda: plots.plot_score_distributions(
+        _scores(("human", *(f"simulator:sim-judge · paraphrase_{k}" for k in (1, 2, 3))))
+    ),
     "paraphrase_matrix": lambda: plots.plot_paraphrase_matrix(
         _pairs([0.9, 0.7, 0.85]), title="riddle_accuracy · gpt-4.1"
     ),
@@ -245,9 +250,11 @@ FIGURES: dict[str, Callable[[], Figure]] = {
 def _texts(fig: Figure) -> list[Text]:
     """Every piece of text a reader sees: visible, not empty, not on a hidden axes."""
     return [
-        t
-        for t in fig.findobj(Text)
-        if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
+        text
+        for child in fig.get_children()
+        if child.get_visible()
+        for text in child.findobj(Text)
+        if text.get_visible() and text.get_text().strip()
     ]
 
 
@@ -288,7 +295,7 @@ def test_kappa_forest_says_shared_context_once_in_the_title() -> None:
     assert len(rows) == len(set(rows)) == 6
     assert not any("gpt-4.1" in row for row in rows)
     assert rows[0] == "riddle_accuracy · unweighted"
-    assert ax.get_title("left").replace("\n", " ") == "variant base, run 1; judge gpt-4.1"
+    assert ax.get_title("right").replace("\n", " ") == "variant base, run 1; judge gpt-4.1"
 
 
 def test_kappa_forest_axis_does_not_claim_a_weighting_by_default() -> None:
@@ -345,7 +352,7 @@ def test_agreement_heatmaps_leave_the_diagonal_blank(name: str) -> None:
 
 def test_confusion_cells_are_sized_for_their_numbers() -> None:
     fig = FIGURES["confusion_grid"]()
-    assert fig.get_size_inches()[0] == ONE_COLUMN_IN  # two 4 x 4 panels fit one column
+    assert fig.get_size_inches()[0] == TWO_COLUMN_IN  # two 4 x 4 panels stacked: too tall
     fig.canvas.draw()
     heat = [ax for ax in fig.axes if ax.get_title("left") in {"A", "B"}]
     cell_in = heat[0].get_window_extent().width / fig.dpi / 4
@@ -354,9 +361,9 @@ def test_confusion_cells_are_sized_for_their_numbers() -> None:
     numbers = [t for t in heat[0].texts if t.get_text()]
     assert numbers and min(t.get_fontsize() for t in numbers) >= MIN_FONT_PT
     four = FIGURES["confusion_grid_four_judges"]()
-    assert four.get_size_inches()[0] == ONE_COLUMN_IN  # 2 x 2 panels
+    assert four.get_size_inches()[0] == ONE_COLUMN_IN  # 2 x 2 panels of 3 x 3 cells
     six = FIGURES["confusion_grid_six_judges"]()
-    assert six.get_size_inches()[0] == TWO_COLUMN_IN  # more than two rows of one column
+    assert six.get_size_inches()[0] == TWO_COLUMN_IN  # three rows of one column: too tall
 
 
 def test_score_distribution_panels_do_not_repeat_their_row_labels() -> None:
@@ -408,3 +415,22 @@ def test_subset_front_is_named_in_the_title_not_over_the_points() -> None:
         "Accuracy front (cost): Gemini (1), GPT + Gemini (2), GPT+Gem+Cla (3)"
     )
     assert list(ax.texts) == []
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_no_two_pieces_of_text_overlap(name: str) -> None:
+    fig = FIGURES[name]()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    level = [t for t in _texts(fig) if t.get_rotation() % 90 == 0]
+    # A slanted label's box is wider than its glyphs, so only level and upright text is compared.
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in level]
+    drawn = [(text, box) for text, box in boxes if box.width > 0 and box.height > 0]
+    drawn = [(text, box) for text, box in drawn if fig.bbox.overlaps(box)]
+    clashes = [
+        (a, b)
+        for i, (a, box_a) in enumerate(drawn)
+        for b, box_b in drawn[i + 1 :]
+        if box_a.shrunk(0.9, 0.9).overlaps(box_b.shrunk(0.9, 0.9))
+    ]
+    assert clashes == [], f"{name}: overlapping text"

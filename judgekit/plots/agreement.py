@@ -95,7 +95,8 @@ def plot_score_distributions(
             ax.set_ylim(len(groups) - 0.5, -0.5)
             ax.set_xlim(0, 1)
             ax.set_xticks([0, 0.5, 1], ["0", "50", "100"])
-            ax.set_title(str(name) if same_n else f"{name}\nn={len(subset)}")
+            shown = wrap_label(str(name), figure_size(width)[0] / cols - 0.15)
+            ax.set_title(shown if same_n else f"{shown}\nn={len(subset)}")
         for ax in axes[len(panels) :]:
             ax.set_visible(False)
         each = f", n = {sizes[0]} per panel" if same_n else ""
@@ -122,14 +123,15 @@ PANEL_MARGIN_IN = (0.55, 0.75)
 def confusion_layout(n_panels: int, n_levels: int) -> tuple[Width, int, int]:
     """The narrowest print width (and grid) that holds the panels at :data:`CELL_IN` per cell.
 
-    One column when every panel fits in at most two rows of it, else two columns.
+    One column when its grid of panels is no taller than the column is wide, else two.
     """
     panel_in = n_levels * CELL_IN + PANEL_MARGIN_IN[0]
     for width in ("one", "two"):
         usable = figure_size(width)[0] - 0.6  # the colour bar
         columns = max(1, min(n_panels, int(usable // panel_in)))
         rows = -(-n_panels // columns)
-        if width == "two" or rows <= 2:
+        tall = rows * (n_levels * CELL_IN + PANEL_MARGIN_IN[1])
+        if width == "two" or tall <= figure_size(width)[0]:
             return width, rows, columns
     raise AssertionError("unreachable")
 
@@ -151,8 +153,8 @@ def plot_confusion_grid(
 
     Cell colour is the row share (how the judge scored items the human gave that score) on a
     fixed 0-1 scale; the number printed in each cell is the raw count. Each cell is
-    :data:`CELL_IN` wide at print size; the figure is one column wide when its panels fit in
-    two rows of one, else two columns.
+    :data:`CELL_IN` wide at print size; the figure is one column wide when its grid of panels
+    is no taller than that, else two columns.
 
     Args:
         confusion: Tidy confusion table: one row per (panel, reference, rating) with a count.
@@ -267,11 +269,10 @@ def plot_kappa_forest(
     row_columns, context = shared_context(frame, label_columns)
     names = join_labels(frame, row_columns)
     colours = categorical_colours(list(pd.unique(frame[colour_by]))) if colour_by else {}
-    # The axes is what the row labels leave of the width; its label and title fit in it.
-    longest = max((len(n) for n in names), default=0) * 0.6 * MIN_FONT_PT / 72
-    axes_in = max(figure_size(width)[0] - longest - 0.3, 1.2)
-    axis_label = wrap_label(xlabel, axes_in)
-    heading = wrap_label(join_title(title, context), axes_in)
+    # The axis label and the title end at the axes' right edge, so both may run over the row
+    # labels' column: each is wrapped to the figure's width.
+    axis_label = wrap_label(xlabel, figure_size(width)[0] - 0.3)
+    heading = wrap_label(join_title(title, context), figure_size(width)[0] - 0.2)
     line_in = 1.25 * MIN_FONT_PT / 72
     with publication_style():
         height = 0.6 + 0.2 * len(frame) + (0.45 if colour_by else 0.0)
@@ -299,10 +300,10 @@ def plot_kappa_forest(
         finite = lows[np.isfinite(lows)]
         lo = float(finite.min()) if finite.size else 0.0
         ax.set_xlim(min(lo, *reference_lines, 0.0) - 0.05, 1.0)
-        ax.set_xlabel(axis_label)
+        ax.set_xlabel(axis_label, loc="right")
         ax.grid(axis="x")
         if heading:
-            ax.set_title(heading)
+            ax.set_title(heading, loc="right")
         if colour_by:
             handles = [ax.plot([], [], "o-", color=c)[0] for c in colours.values()]
             fig.legend(
