@@ -146,7 +146,7 @@ for name, (combination, rows) in parts.items():
     shown = [combination["variant"], f"run{combination['run']}"] if several else []
     name = plots.figure_name("position_effect", combination["rubric"], *shown)
     saved = plots.save_figure(fig, name, folder=figures)
-write_table(pd.concat(profiles, ignore_index=True), tables / "position_profile.csv")
+saved = write_table(pd.concat(profiles, ignore_index=True), tables / "position_profile.csv")
 
 # %% [markdown]
 # **Figure: leniency at each place in the batch.** The judge's score minus the human's, averaged

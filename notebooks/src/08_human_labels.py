@@ -130,7 +130,7 @@ if between_people.empty:
     print("one rater only: no inter-human agreement (the ceiling for the judge) yet")
 else:
     display(between_people)
-write_table(between_people, tables / "inter_human_agreement.csv")
+saved = write_table(between_people, tables / "inter_human_agreement.csv")
 
 # %% [markdown]
 # ## The judge with each human rater
@@ -189,7 +189,7 @@ judge_vs_human = pd.concat(
 display(judge_vs_human)
 for line in figure_notes(judge_vs_human, ["statistic", "rater_b"]):
     print(line)
-write_table(judge_vs_human, tables / "judge_vs_human.csv")
+saved = write_table(judge_vs_human, tables / "judge_vs_human.csv")
 
 # %% [markdown]
 # The items where the judge and the reference rater differ most, with the judge's reason and
@@ -205,7 +205,7 @@ context = items[[c for c in ("ID", "Question", "Answer") if c in items.columns]]
 reference_long = reference.assign(labeller="reference", status="ok")
 review = disagreements(verdicts, reference_long, context=context, top=10)
 display(review.assign(human_labels=study.labels_source))
-write_table(review.assign(human_labels=study.labels_source), tables / "disagreements.csv")
+saved = write_table(review.assign(human_labels=study.labels_source), tables / "disagreements.csv")
 
 # %% [markdown]
 # ## Correct: each model's mean score from all judge scores plus the labels
@@ -238,7 +238,7 @@ means = corrected_means(judge_and_human).assign(human_labels=ppi_rater)
 display(means)
 for line in figure_notes(means, ["model", "estimator"]):
     print(line)  # why a mean or an interval is missing (too few labels, or nothing left out)
-write_table(means, tables / "corrected_means.csv")
+saved = write_table(means, tables / "corrected_means.csv")
 
 # %% [markdown]
 # ### Does it work? PPI on data whose every human score is known
