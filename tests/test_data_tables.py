@@ -257,3 +257,28 @@ def test_limit_reads_only_the_rows_it_needs(tmp_path: Path) -> None:
     # a limit past the end reads the whole file; a cut inside a quoted cell is read again
     assert len(read_table(path, limit=10_000).frame) == 9000
     assert len(read_table(path, limit=460).frame) == 460
+
+
+def test_limit_reads_a_worksheet_only_up_to_its_rows(tmp_path: Path) -> None:
+    """An xlsx sheet read with limit=10 stops after row 11: memory of ten rows, not 3,000."""
+    import tracemalloc
+
+    from openpyxl import Workbook
+
+    book = Workbook(write_only=True)
+    sheet = book.create_sheet("items")
+    sheet.append(["ID", "Question", "Answer"])
+    for i in range(3000):
+        sheet.append([f"Q{i:04d}", f"Question {i}?", f"{i} " + "válasz " * 400])
+    sheet.append(["Q0001", "a duplicate ID far below the rows read", "x"])
+    path = tmp_path / "big.xlsx"
+    book.save(path)
+    tracemalloc.start()
+    head = read_table(path, required=["Question", "Answer"], limit=10)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert head.frame["ID"].tolist() == [f"Q{i:04d}" for i in range(10)]
+    assert peak < 3_000_000, f"peak {peak / 1e6:.1f} MB"
+    with pytest.raises(DataError, match="Q0001"):  # the whole sheet is read, and checked
+        read_table(path, required=["Question", "Answer"])
+    assert len(read_table(path, required=["Question"], limit=2999).frame) == 2999

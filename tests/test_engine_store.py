@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 
 import pytest
@@ -58,6 +59,28 @@ def test_hash_covers_every_part_of_the_key() -> None:
     # Option order does not matter (canonical JSON).
     reordered = ChatRequest(REQUEST.messages, {"seed": 0, "temperature": 0.0})
     assert key(request=reordered).hash == base
+
+
+def test_hashes_are_the_sha256_of_the_whole_key_as_canonical_json() -> None:
+    """The definition every existing store was written with (a changed hash re-asks all)."""
+    hungarian = ChatRequest(({"role": "user", "content": 'Ő válasza: "igen"\n'},), {"seed": 0})
+    ours = key(request=hungarian, endpoint="http://127.0.0.1:1/v1")
+    fields = {
+        "model": "m",
+        "messages": [dict(m) for m in hungarian.messages],
+        "options": {"seed": 0},
+        "run": 1,
+        "variant": "base",
+        "rubric": "r",
+        "attempt": 1,
+    }
+
+    def digest(payload: dict[str, object]) -> str:
+        return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+    assert ours.base_hash == digest(fields)
+    assert ours.hash == digest({**fields, "endpoint": "http://127.0.0.1:1/v1"})
+    assert key(request=hungarian).hash == digest(fields)  # no endpoint: schema 1's key
 
 
 def test_reply_round_trip_and_states(tmp_path) -> None:

@@ -42,11 +42,9 @@ def _scores() -> pd.DataFrame:
 def test_score_distributions_has_one_panel_per_rater_and_legend_levels(tmp_path: Path) -> None:
     fig = plots.plot_score_distributions(_scores(), group="model", panel="rater")
     visible = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title("left") for ax in visible] == [
-        "Human\nn=60",
-        "Judge A\nn=60",
-        "Judge B\nn=60",
-    ]
+    # Every panel has 60 scores: said once on the axis, not in each title.
+    assert [ax.get_title("left") for ax in visible] == ["Human", "Judge A", "Judge B"]
+    assert fig.get_supxlabel() == "Share of scored items (%, n = 60 per panel)"
     assert _tick_labels(visible[0], "y") == ["Claude", "GPT", "Gemini"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["0", "3", "5"]
     # Each bar's segments add up to the whole.
@@ -71,7 +69,7 @@ def test_confusion_grid_prints_counts_and_labels_axes() -> None:
     assert heat[0].get_xlabel() == "Judge score" and heat[0].get_ylabel() == "Human score"
     assert _tick_labels(heat[0], "x") == ["0", "3", "5"]
     assert sorted(t.get_text() for t in heat[0].texts if t.get_text()) == ["2", "4", "7"]
-    assert any(ax.get_ylabel() == "Row share" for ax in fig.axes)
+    assert any(ax.get_ylabel() == "Share of the human's row" for ax in fig.axes)
 
 
 def test_kappa_forest_rows_follow_the_frame() -> None:
@@ -89,7 +87,7 @@ def test_kappa_forest_rows_follow_the_frame() -> None:
     )
     ax = fig.axes[0]
     assert _tick_labels(ax, "y") == ["GPT · base", "GPT · paraphrase_1", "Claude · base"]
-    assert ax.get_xlabel() == "Weighted kappa (95% CI)"
+    assert ax.get_xlabel() == "Cohen's kappa (95% CI)"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["base", "paraphrase_1"]
 
 
@@ -121,13 +119,17 @@ def test_paraphrase_matrix_accepts_a_square_matrix() -> None:
 
 def test_consistency_legend_states_share_identical() -> None:
     per_item = pd.DataFrame(
-        {"judge": ["A"] * 4 + ["B"] * 4, "flip_rate": [0, 0, 0, 0.5, 0, 0.25, 0.25, 0.5]}
+        {
+            "judge": ["A"] * 4 + ["B"] * 4,
+            "n_runs": 4,
+            "flip_rate": [0, 0, 0, 0.5, 0, 0.25, 0.25, 0.5],
+        }
     )
     fig = plots.plot_consistency(per_item, panel="judge")
     ax = fig.axes[0]
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["A: 75% identical (n=4)", "B: 25% identical (n=4)"]
-    assert _tick_labels(ax, "x") == ["0", "0.25", "0.5"]
+    assert _tick_labels(ax, "x") == ["0", "1", "2"]  # runs of four, not shares
     assert ax.get_ylabel() == "Share of items"
 
 
@@ -210,7 +212,7 @@ def test_kappa_forest_keeps_rows_with_undefined_estimates() -> None:
     )
     ax = plots.plot_kappa_forest(kappas).axes[0]
     assert _tick_labels(ax, "y") == ["A", "B"]
-    assert ax.get_xlim()[0] == pytest.approx(0.45)
+    assert ax.get_xlim()[0] == pytest.approx(-0.05)  # every forest shows kappa from 0
 
 
 def test_style_block_restores_only_its_own_settings() -> None:

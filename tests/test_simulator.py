@@ -57,6 +57,15 @@ def test_models_and_plain_id_score_reply_follow_the_oracle() -> None:
         assert sim.stats()["by_outcome"] == {"ok": 1}
 
 
+def test_without_a_log_the_counts_are_kept_and_the_bodies_are_not() -> None:
+    with run_simulator(SimulatorConfig(keep_log=False, oracle={"17": 5})) as sim:
+        client = client_for(sim)
+        for _ in range(3):
+            reply = client.chat.completions.create(model="m", messages=messages({"17": "a"}))
+            assert reply.choices[0].message.content == "17,5"
+        assert sim.stats()["by_outcome"] == {"ok": 3} and len(sim.requests) == 0
+
+
 def test_hash_scores_are_on_the_scale_and_depend_only_on_text() -> None:
     items = {str(i): f"answer number {i}" for i in range(1, 41)}
     with run_simulator(SimulatorConfig(seed=7)) as sim:

@@ -318,3 +318,15 @@ def test_analytic_kappa_interval_stays_within_kappas_bounds() -> None:
     row = kappa_from_pairs(a, b, (0.0, 3.0, 5.0), weights="quadratic")
     assert row["estimate"] + 1.96 * row["se"] > 1  # type: ignore[operator]
     assert row["ci_high"] == 1.0
+
+
+def test_kappa_without_an_interval_has_none_even_clustered() -> None:
+    a, b = np.tile([1.0, 2, 3, 3, 2, 1], 5), np.tile([1.0, 2, 3, 2, 2, 1], 5)
+    levels = (1.0, 2.0, 3.0)
+    plain = kappa_from_pairs(a, b, levels, ci=CI(None))
+    analytic = kappa_from_pairs(a, b, levels)
+    assert plain["estimate"] == analytic["estimate"] and np.isfinite(analytic["ci_low"])
+    assert plain["ci_method"] == "none" and np.isnan([plain["se"], plain["ci_low"]]).all()
+    clusters = np.repeat(np.arange(15), 2)
+    clustered = kappa_from_pairs(a, b, levels, ci=CI(None), clusters=clusters)
+    assert clustered["estimate"] == plain["estimate"] and np.isnan(clustered["ci_high"])

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from judgekit.data import write_table
-from judgekit.data.tidy import REPLY_TEXT_COLUMNS, read_judgments
+from judgekit.data.tidy import REPLY_TEXT_COLUMNS, read_judgments, write_judgments
 from judgekit.engine.history import HISTORY_COLUMNS, attempt_history
 from judgekit.engine.store import RequestKey, ResponseStore
 from judgekit.types import JUDGMENT_COLUMNS, ChatReply, ChatRequest, Usage
@@ -43,6 +43,39 @@ def test_each_reply_text_is_held_once(tmp_path: Path, suffix: str) -> None:
     without = read_judgments(path, replies=False)
     assert not set(REPLY_TEXT_COLUMNS) & set(without.columns)
     assert without["score"].tolist() == frame["score"].tolist()
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_10_mb_reply_judged_in_a_batch_of_20_is_written_once(tmp_path: Path, suffix: str) -> None:
+    import tracemalloc
+
+    lines = [f"Q{i:02d},{i % 4}" for i in range(20)]
+    reply = "Gondolatmenet: " + "a válasz mérlegelése " * 480_000 + "\n" + "\n".join(lines)
+    assert len(reply.encode("utf-8")) > 10_000_000
+    table = judgments(n_requests=1, per_request=20)
+    table["raw_reply"] = reply
+    table["verdict_raw"] = lines
+    table["reason"] = ""
+    table.loc[19, ["status", "score", "raw_reply"]] = ["unknown_id", float("nan"), reply]
+    path = write_judgments(table, tmp_path / f"judgments{suffix}")
+    assert path.stat().st_size < 1.1 * len(reply.encode("utf-8"))  # one copy, not 20
+    tracemalloc.start()
+    frame = read_judgments(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert (frame["raw_reply"] == reply).all() and frame["raw_reply"].map(id).nunique() == 1
+    assert frame["verdict_raw"].tolist() == lines
+    assert peak < 4 * len(reply), (  # a few copies of it, not one per row
+        f"peak {peak / 1e6:.0f} MB reading a {len(reply) / 1e6:.0f} MB reply"
+    )
+
+
+def test_rows_of_a_failed_call_keep_an_empty_reply(tmp_path: Path) -> None:
+    table = judgments(n_requests=2, per_request=3)
+    table.loc[table["request_hash"] == "h1", ["status", "raw_reply"]] = ["error", ""]
+    frame = read_judgments(write_judgments(table, tmp_path / "judgments.csv"))
+    assert frame["raw_reply"].tolist()[:3] == table["raw_reply"].tolist()[:3]
+    assert frame["raw_reply"].iloc[3:].isna().all()  # an empty cell, as write_table writes it
 
 
 def test_attempt_history_lists_every_request(tmp_path: Path) -> None:

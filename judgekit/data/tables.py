@@ -107,7 +107,8 @@ def read_table(
         allow_empty: Accept empty cells in required columns.
         limit: Read only the first ``limit`` rows: a delimited file is read from its start
             in growing pieces (1 MiB, then four times more) until they hold that many rows,
-            so a big file costs what the rows used cost; rows after them are not checked.
+            a worksheet row by row until it has them, so a big file costs what the rows used
+            cost; rows after them are not checked.
 
     Returns:
         The table. IDs are stripped of surrounding whitespace and kept as text.
@@ -122,7 +123,7 @@ def read_table(
     if not source.is_file():
         raise DataError(source, "file not found")
     if suffix in EXCEL_SUFFIXES:
-        sheet_name, records = read_xlsx(source, sheet, id_column)
+        sheet_name, records = read_xlsx(source, sheet, id_column, limit)
         used_encoding, used_sep = None, None
     elif suffix in DELIMITED_SUFFIXES:
         if sheet is not None:

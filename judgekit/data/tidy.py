@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit.data.frames import read_frame
+from judgekit.data.frames import read_frame, write_table
 from judgekit.types import JUDGMENT_COLUMNS, Item, Status
 
 #: Columns that identify one final verdict (and ``judge``, a panel member's label, when present).
@@ -58,8 +58,46 @@ def share_texts(frame: pd.DataFrame, columns: Sequence[str] = REPLY_TEXT_COLUMNS
     return frame
 
 
+def write_judgments(judgments: pd.DataFrame, path: str | Path) -> Path:
+    """Write a judgments table (:func:`judgekit.data.write_table`) holding each reply once.
+
+    ``raw_reply`` is written on the first row of each request (``request_hash``) and left
+    empty on the request's other rows, so a reply judged in a batch of 20 is one copy in the
+    file, not 20; :func:`read_judgments` gives every row its reply again.
+    """
+    repeated = judgments["request_hash"].duplicated()
+    if not repeated.any():
+        return write_table(judgments, path)
+    replies = judgments["raw_reply"].to_numpy(dtype=object).copy()
+    replies[repeated.to_numpy()] = ""
+    return write_table(judgments.assign(raw_reply=replies), path)
+
+
+def _replies_on_every_row(frame: pd.DataFrame) -> pd.DataFrame:
+    """Give each row without ``raw_reply`` its request's reply (see :func:`write_judgments`).
+
+    Plain Python over the cells: pandas would infer a string column and copy the reply once
+    per row it fills.
+    """
+    hashes = frame["request_hash"].to_numpy(dtype=object)
+    replies = frame["raw_reply"].to_numpy(dtype=object)
+    given: dict[object, str] = {}
+    for request_hash, reply in zip(hashes, replies, strict=True):
+        if isinstance(reply, str) and reply:
+            given.setdefault(request_hash, reply)
+    filled = [
+        reply if isinstance(reply, str) and reply else given.get(request_hash, reply)
+        for request_hash, reply in zip(hashes, replies, strict=True)
+    ]
+    frame["raw_reply"] = pd.Series(filled, index=frame.index, dtype=object)
+    return frame
+
+
 def read_judgments(path: str | Path, *, replies: bool = True) -> pd.DataFrame:
     """Read a judgments table (one copy of each reply text, see :func:`share_texts`).
+
+    Every row carries its request's reply, also when the file holds it once per request
+    (:func:`write_judgments`).
 
     Args:
         path: The table.
@@ -68,7 +106,9 @@ def read_judgments(path: str | Path, *, replies: bool = True) -> pd.DataFrame:
     """
     skip = () if replies else REPLY_TEXT_COLUMNS
     frame = read_frame(path, required=JUDGMENT_COLUMNS, what="judgments table", skip=skip)
-    return _with_text_ids(share_texts(frame) if replies else frame)
+    if not replies:
+        return _with_text_ids(frame)
+    return _with_text_ids(share_texts(_replies_on_every_row(frame)))
 
 
 def read_labels(path: str | Path) -> pd.DataFrame:

@@ -22,9 +22,12 @@ def _cell_text(value: Any) -> str:
 
 
 def read_xlsx(
-    source: Path, sheet: str | None, id_column: str | None = "ID"
+    source: Path, sheet: str | None, id_column: str | None = "ID", limit: int | None = None
 ) -> tuple[str, list[tuple[int, list[str]]]]:
     """The sheet's name and its non-blank rows as text, numbered as Excel shows them.
+
+    With ``limit``, the sheet is read row by row only until the header and ``limit`` data
+    rows are in (openpyxl still parses the workbook's shared-strings table when it opens it).
 
     Raises:
         DataError: For an unreadable workbook, a missing or empty sheet, a header below row 1,
@@ -44,15 +47,30 @@ def read_xlsx(
         if name not in names:
             listed = ", ".join(f"'{n}'" for n in names)
             raise DataError(source, f"sheet '{name}' not found (the workbook has {listed})")
-        rows = [[_cell_text(v) for v in row] for row in book[name].iter_rows(values_only=True)]
+        rows, records = _read_rows(book[name], limit)
     finally:
         book.close()
-    records = [(n, r) for n, r in enumerate(rows, start=1) if n == 1 or any(c.strip() for c in r)]
     if not records or not any(c.strip() for c in records[0][1]):
         raise DataError(source, f"sheet '{name}' is empty")
     _check_layout(source, name, names if sheet is None else [], records, id_column)
     _check_formulas(source, name, rows)
     return name, records
+
+
+def _read_rows(
+    worksheet: Any, limit: int | None
+) -> tuple[list[list[str]], list[tuple[int, list[str]]]]:
+    """Every row read (as text) and the non-blank ones numbered, up to ``limit`` data rows."""
+    rows: list[list[str]] = []
+    records: list[tuple[int, list[str]]] = []
+    for number, values in enumerate(worksheet.iter_rows(values_only=True), start=1):
+        if limit is not None and len(records) > limit:
+            break
+        row = [_cell_text(v) for v in values]
+        rows.append(row)
+        if number == 1 or any(cell.strip() for cell in row):
+            records.append((number, row))
+    return rows, records
 
 
 def _check_layout(
@@ -97,6 +115,8 @@ def _check_formulas(source: Path, name: str, values: list[list[str]]) -> None:
     book = openpyxl.load_workbook(source, read_only=True, data_only=False)
     try:
         for number, row in enumerate(book[name].iter_rows(values_only=True), start=1):
+            if number > len(values):  # past the rows read (``read_xlsx(limit=...)``)
+                break
             for position, cell in enumerate(row):
                 saved = values[number - 1][position] if position < len(values[number - 1]) else ""
                 if isinstance(cell, str) and cell.startswith("=") and not saved.strip():

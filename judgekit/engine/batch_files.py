@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from openai.types.chat import ChatCompletion
-
 from judgekit.data.atomic import atomic_write, atomic_write_text
 from judgekit.engine.replies import chat_reply
 from judgekit.engine.store import RequestKey
@@ -142,16 +140,16 @@ def reply_from_result(line: Mapping[str, Any]) -> tuple[ChatReply | None, str | 
     if status != 200:
         message = (body.get("error") or {}).get("message", "no message")
         return None, f"batch line HTTP {status}: {message}"
-    completion = ChatCompletion.model_validate(body)
-    if not completion.choices:
-        return None, "batch line reply has no choices"
-    reply = chat_reply(
-        completion,
-        model=completion.model,
-        latency_s=0.0,
-        request_id=response.get("request_id") or completion.id,
-        http_attempts=1,
-    )
+    try:
+        reply = chat_reply(
+            body,
+            model=str(body.get("model") or ""),
+            latency_s=0.0,
+            request_id=response.get("request_id") or body.get("id"),
+            http_attempts=1,
+        )
+    except ValueError as exc:
+        return None, f"batch line {exc}"
     return reply, None
 
 

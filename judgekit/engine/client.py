@@ -2,6 +2,10 @@
 
 :class:`OpenAIJudge` implements :class:`judgekit.types.JudgeClient` on ``openai.AsyncOpenAI``
 with the SDK's retries switched off: every attempt goes through an :class:`AdaptiveThrottle`.
+A request's body is already JSON (messages and options as rendered), so it is posted as it is
+(the SDK's documented ``post`` for custom requests) and the reply is read from its decoded JSON:
+the SDK's per-call transform of the parameters and its models of the reply were most of the
+client's CPU time per request (see docs/benchmarks.md, scale).
 
 * A 429 ("later") starts the throttle's shared cooldown and is retried without counting as a
   retry; only the call's total time under rate limiting is bounded (``patience_s``). A 429 that
@@ -31,6 +35,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import openai
 
 from judgekit.engine.limits import (
@@ -282,8 +287,6 @@ class OpenAIJudge:
             return _Failure(
                 text=f"{text} (endpoint {self._base_url})", retryable=True, unreachable=True
             )
-        if isinstance(exc, openai.APIResponseValidationError):
-            return _Failure(text=text, retryable=True)
         if isinstance(exc, ValueError):  # a 200 whose body is not valid JSON
             return _Failure(text=f"malformed response body: {text}", retryable=True)
         raise exc
@@ -294,20 +297,25 @@ class OpenAIJudge:
         ceiling = min(self.backoff_max_s, self.backoff_base_s * 2 ** (retry_number - 1))
         return self._random.uniform(0, ceiling)
 
-    def _reply(self, raw: Any, latency_s: float, attempts: int) -> ChatReply:
-        response = raw.parse()
-        if not hasattr(response, "choices"):  # the SDK hands back the text of a non-JSON body
+    def _reply(self, raw: httpx.Response, latency_s: float, attempts: int) -> ChatReply:
+        try:
+            completion = raw.json()
+        except ValueError:  # not JSON: a proxy's or login page's HTML, or a cut-off body
+            completion = None
+            if "json" in (raw.headers.get("content-type") or ""):
+                raise ValueError("the body is not valid JSON") from None
+        if not isinstance(completion, dict) or "choices" not in completion:
             kind = raw.headers.get("content-type") or "untyped"
-            start = " ".join(str(response).split())[:60]
+            start = " ".join(raw.text.split())[:60]
             raise NotACompletionError(
                 f"HTTP {raw.status_code} with a {kind} body, not a chat completion (a proxy or "
                 f"login page? check the base URL): {start!r}"
             )
         return chat_reply(
-            response,
-            model=str(response.model or self._model),
+            completion,
+            model=str(completion.get("model") or self._model),
             latency_s=latency_s,
-            request_id=raw.headers.get("x-request-id") or response.id,
+            request_id=raw.headers.get("x-request-id") or completion.get("id"),
             http_attempts=attempts,
         )
 
@@ -332,9 +340,10 @@ class OpenAIJudge:
             JudgeCallError: After the last attempt failed, or on a non-retryable error.
         """
         client = self._client()
-        kwargs: dict[str, Any] = dict(request.options)
-        extra_body = kwargs.pop("extra_body", None)
-        output_cap = int(kwargs.get(self.max_tokens_param, 0) or 0)
+        body: dict[str, Any] = {"model": self._model, "messages": list(request.messages)}
+        body.update(request.options)
+        body.update(body.pop("extra_body", None) or {})  # provider extensions, top level
+        output_cap = int(body.get(self.max_tokens_param, 0) or 0)
         estimated = estimate_message_tokens(request.messages) + output_cap
         attempt = retries = 0
         first_limited: float | None = None
@@ -343,12 +352,9 @@ class OpenAIJudge:
             async with self.throttle.slot(estimated) as ticket:
                 started = time.perf_counter()
                 try:
-                    raw = await client.chat.completions.with_raw_response.create(
-                        model=self._model,
-                        messages=list(request.messages),  # type: ignore[arg-type]
-                        extra_body=extra_body,
-                        **kwargs,
-                    )
+                    # the SDK hands back its HTTP response as it is (an httpx2 one since
+                    # openai 3, which accepts the httpx class here for compatibility)
+                    raw = await client.post("/chat/completions", body=body, cast_to=httpx.Response)
                     reply = self._reply(raw, time.perf_counter() - started, attempt)
                 except Exception as exc:  # classified; unknown ones re-raised
                     failure = self._classify(exc)

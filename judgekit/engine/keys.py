@@ -35,8 +35,10 @@ class RequestKey:
     endpoint: str = ""
     reask_hint: str = ""
 
-    def _digest(self, *, with_endpoint: bool) -> str:
-        payload: dict[str, Any] = {
+    @functools.cached_property
+    def _fields(self) -> dict[str, str]:
+        """Each hashed field's canonical JSON (the messages are serialised once for both hashes)."""
+        fields = {
             "model": self.model,
             "messages": [dict(m) for m in self.request.messages],
             "options": dict(self.request.options),
@@ -45,9 +47,19 @@ class RequestKey:
             "rubric": self.rubric,
             "attempt": self.attempt,
         }
-        if with_endpoint and self.endpoint:
-            payload["endpoint"] = self.endpoint
-        return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+        if self.endpoint:
+            fields["endpoint"] = self.endpoint
+        return {name: canonical_json(value) for name, value in fields.items()}
+
+    def _digest(self, *, with_endpoint: bool) -> str:
+        """sha256 of ``canonical_json`` of the fields (the object written out member by member)."""
+        members = sorted(
+            (name, text)
+            for name, text in self._fields.items()
+            if with_endpoint or name != "endpoint"
+        )
+        payload = "{" + ",".join(f'"{name}":{text}' for name, text in members) + "}"
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     @functools.cached_property
     def hash(self) -> str:

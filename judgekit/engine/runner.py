@@ -145,6 +145,8 @@ async def ajudge(
     rubric: Rubric,
     client: JudgeClient,
     options: JudgeOptions | None = None,
+    *,
+    checked: bool = False,
     **changes: Any,
 ) -> pd.DataFrame:
     """Judge ``items`` with ``rubric`` on ``client`` and return the tidy judgments table.
@@ -159,6 +161,9 @@ async def ajudge(
         rubric: The scoring instrument.
         client: The judge endpoint (e.g. :class:`judgekit.engine.OpenAIJudge`).
         options: How to judge (:class:`JudgeOptions`; default: its defaults).
+        checked: The caller has run these very checks already (``JudgeOptions.check`` with
+            this client, ``check_items`` on these items), as the CLI does before any server
+            starts: they are not run twice.
         **changes: Fields of :class:`JudgeOptions` to change (``runs=3``, ``store=path``, ...).
 
     Returns:
@@ -175,8 +180,9 @@ async def ajudge(
         judgekit.engine.JudgeCallError: When a failure ends the whole run (e.g. a bad key).
     """
     chosen = (options or JudgeOptions()).updated(**changes)
-    chosen.check(rubric, client, MODES)
-    check_items(items, rubric)
+    if not checked:
+        chosen.check(rubric, client, MODES)
+        check_items(items, rubric)
     store = chosen.store
     owns_store = isinstance(store, str | Path)
     if isinstance(store, str | Path):

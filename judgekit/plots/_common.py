@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -43,3 +44,45 @@ def subplots(
         rows, cols, figsize=size, squeeze=False, layout="constrained", sharex=sharex, sharey=sharey
     )
     return fig, list(grid.ravel())
+
+
+def shared_context(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[list[str], str]:
+    """Split label ``columns`` into those that vary between rows and the context all rows share.
+
+    A column with one value in every row says nothing about any row: it belongs in the title,
+    named by its column (``"judge gpt-4.1 · variant base · run 1"``), not repeated in each row
+    label. At least one column is kept for the rows (the last, when none varies).
+
+    Returns:
+        The varying columns, and the shared ones as ``column value`` joined with `` · ``.
+    """
+    varying = [c for c in columns if frame[c].astype(str).nunique() > 1]
+    if not varying and columns:
+        varying = [columns[-1]]
+    shared = [f"{c.replace('_', ' ')} {frame[c].iloc[0]}" for c in columns if c not in varying]
+    return varying, " · ".join(shared)
+
+
+def join_labels(frame: pd.DataFrame, columns: Sequence[str]) -> list[str]:
+    """Each row's values of ``columns`` joined with `` · ``; a number says its column (run 2)."""
+    parts = [
+        f"{c.replace('_', ' ')} " + frame[c].astype(str)
+        if pd.api.types.is_numeric_dtype(frame[c])
+        else frame[c].astype(str)
+        for c in columns
+    ]
+    return list(pd.concat(parts, axis=1).agg(" · ".join, axis=1)) if parts else []
+
+
+def join_title(*parts: str | None) -> str:
+    """The non-empty ``parts`` as one title, joined with ``; ``."""
+    return "; ".join(part for part in parts if part)
+
+
+def wrap_label(text: str, width_in: float, fontsize: float = 8.0) -> str:
+    """Break ``text`` into lines that fit ``width_in`` inches at ``fontsize`` points.
+
+    The width of a character is taken as 0.6 em, a little over DejaVu Sans' average.
+    """
+    characters = max(int(width_in * 72 / (0.6 * fontsize)), 10)
+    return "\n".join(textwrap.wrap(text, characters)) or text

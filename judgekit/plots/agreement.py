@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from judgekit.plots._common import format_level, ordered_levels, require_columns, subplots
+from judgekit.plots._common import (
+    format_level,
+    join_labels,
+    join_title,
+    ordered_levels,
+    require_columns,
+    shared_context,
+    subplots,
+    wrap_label,
+)
 from judgekit.plots.style import (
+    GUIDE_STYLES,
+    LANDIS_KOCH,
+    MIN_FONT_PT,
     Width,
     categorical_colours,
     figure_size,
@@ -52,11 +64,14 @@ def plot_score_distributions(
     groups = ordered_levels(scored[group], group_order)
     panels = list(panel_order) if panel_order is not None else list(pd.unique(scored[panel]))
     colours = ordinal_colours(len(level_list))
-    rows, cols = panel_grid(len(panels), max_columns=4)
+    sizes = [int((scored[panel] == name).sum()) for name in panels]
+    same_n = len(set(sizes)) == 1  # then said once, not in every panel's title
+    rows, cols = panel_grid(len(panels), max_columns=5 if width == "two" else 2)
     with publication_style():
-        size = figure_size(width, aspect=0.16 + (0.05 * len(groups) + 0.06) * rows)
+        height = 0.75 + rows * (0.22 * len(groups) + 0.55)
+        size = (figure_size(width)[0], height)
         fig, axes = subplots(rows, cols, size, sharey=True)
-        for ax, name in zip(axes, panels, strict=False):
+        for position, (ax, name) in enumerate(zip(axes, panels, strict=False)):
             subset = scored[scored[panel] == name]
             table = pd.crosstab(subset[group], subset[score], normalize="index")
             table = table.reindex(index=groups, columns=level_list, fill_value=0.0)
@@ -75,13 +90,16 @@ def plot_score_distributions(
                 )
                 left += share
             ax.set_yticks(range(len(groups)), [str(g) for g in groups])
-            ax.invert_yaxis()
+            first = position % cols == 0
+            ax.tick_params(axis="y", labelleft=first, left=first)  # the rows say it once
+            ax.set_ylim(len(groups) - 0.5, -0.5)
             ax.set_xlim(0, 1)
-            ax.set_xticks([0, 0.5, 1], ["0", "50%", "100%"])
-            ax.set_title(f"{name}\nn={len(subset)}", fontsize=7.5)
+            ax.set_xticks([0, 0.5, 1], ["0", "50", "100"])
+            ax.set_title(str(name) if same_n else f"{name}\nn={len(subset)}")
         for ax in axes[len(panels) :]:
             ax.set_visible(False)
-        fig.supxlabel("Share of scored items", fontsize=8)
+        each = f", n = {sizes[0]} per panel" if same_n else ""
+        fig.supxlabel(f"Share of scored items (%{each})")
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(
             handles,
@@ -95,10 +113,31 @@ def plot_score_distributions(
     return fig
 
 
+#: Side of one confusion-matrix cell at print size (inches): room for a 3-digit count at 8 pt.
+CELL_IN = 0.3
+#: Room around each panel for its tick labels, axis labels and title (inches).
+PANEL_MARGIN_IN = (0.55, 0.75)
+
+
+def confusion_layout(n_panels: int, n_levels: int) -> tuple[Width, int, int]:
+    """The narrowest print width (and grid) that holds the panels at :data:`CELL_IN` per cell.
+
+    One column when every panel fits in at most two rows of it, else two columns.
+    """
+    panel_in = n_levels * CELL_IN + PANEL_MARGIN_IN[0]
+    for width in ("one", "two"):
+        usable = figure_size(width)[0] - 0.6  # the colour bar
+        columns = max(1, min(n_panels, int(usable // panel_in)))
+        rows = -(-n_panels // columns)
+        if width == "two" or rows <= 2:
+            return width, rows, columns
+    raise AssertionError("unreachable")
+
+
 def plot_confusion_grid(
     confusion: pd.DataFrame,
     *,
-    panel: str = "judge",
+    panel: str | Sequence[str] = "judge",
     reference: str = "level_a",
     rating: str = "level_b",
     count: str = "count",
@@ -106,35 +145,48 @@ def plot_confusion_grid(
     panel_order: Sequence[object] | None = None,
     reference_label: str = "Human score",
     rating_label: str = "Judge score",
-    width: Width = "two",
+    title: str | None = None,
 ) -> Figure:
-    """Small multiples of confusion heatmaps, one per judge.
+    """Small multiples of confusion heatmaps, one per judge, sized to their cells.
 
-    Cell colour is the row share (how the judge scored items the human gave that score);
-    the number printed in each cell is the raw count.
+    Cell colour is the row share (how the judge scored items the human gave that score) on a
+    fixed 0-1 scale; the number printed in each cell is the raw count. Each cell is
+    :data:`CELL_IN` wide at print size; the figure is one column wide when its panels fit in
+    two rows of one, else two columns.
 
     Args:
         confusion: Tidy confusion table: one row per (panel, reference, rating) with a count.
-        panel: Column naming the judge of each matrix.
+        panel: Column (or columns, joined with " · ") naming each matrix; a column with one
+            value in every row goes into the title instead.
         reference: Column with the human (reference) score.
         rating: Column with the judge's score.
         count: Column with the number of items in the cell.
         levels: Score levels on both axes; default each panel's own levels (the tidy tables
             of ``judgekit.stats.confusion_table`` list every scale level).
-        panel_order: Panel order; default order of appearance.
+        panel_order: Panel order (of the joined panel names); default order of appearance.
         reference_label: Y-axis label.
         rating_label: X-axis label.
-        width: ``"one"`` or ``"two"`` column figure.
+        title: What every panel shares (e.g. the variant and run); shared panel values follow.
     """
-    require_columns(confusion, [panel, reference, rating, count], "plot_confusion_grid")
-    panels = list(panel_order) if panel_order is not None else list(pd.unique(confusion[panel]))
-    rows, cols = panel_grid(len(panels), max_columns=4)
+    panel_columns = [panel] if isinstance(panel, str) else list(panel)
+    require_columns(confusion, [*panel_columns, reference, rating, count], "plot_confusion_grid")
+    varying, context = shared_context(confusion, panel_columns)
+    frame = confusion.assign(_panel=join_labels(confusion, varying))
+    panels = (
+        [str(p) for p in panel_order]
+        if panel_order is not None
+        else list(pd.unique(frame["_panel"]))
+    )
+    all_levels = ordered_levels(pd.concat([frame[reference], frame[rating]]), levels)
+    width, rows, cols = confusion_layout(len(panels), len(all_levels))
+    heading = join_title(title, context)
     with publication_style():
-        panel_in = figure_size(width)[0] / cols
-        fig, axes = subplots(rows, cols, (figure_size(width)[0], panel_in * rows * 0.98 + 0.3))
+        side = len(all_levels) * CELL_IN + PANEL_MARGIN_IN[1]
+        height = rows * side + (0.3 if heading else 0.05)
+        fig, axes = subplots(rows, cols, (figure_size(width)[0], height))
         image = None
         for position, (ax, name) in enumerate(zip(axes, panels, strict=False)):
-            subset = confusion[confusion[panel] == name]
+            subset = frame[frame["_panel"] == name]
             # Each panel keeps its own scale: rubrics with different scales can share a figure.
             both = pd.concat([subset[reference], subset[rating]])
             level_list = ordered_levels(both, levels)
@@ -158,7 +210,7 @@ def plot_confusion_grid(
                 cbar=False,
                 annot=labels,
                 fmt="",
-                annot_kws={"fontsize": 6.5},
+                annot_kws={"fontsize": MIN_FONT_PT},
             )
             image = ax.collections[0]
             ax.tick_params(length=0, rotation=0)
@@ -168,9 +220,11 @@ def plot_confusion_grid(
             ax.spines[:].set_visible(False)
         for ax in axes[len(panels) :]:
             ax.set_visible(False)
+        if heading:
+            fig.suptitle(heading, x=0.02, ha="left", fontsize=8.5)
         if image is not None:
             bar = fig.colorbar(image, ax=list(axes[: len(panels)]), shrink=0.8, pad=0.02)
-            bar.set_label("Row share")
+            bar.set_label("Share of the human's row")
     return fig
 
 
@@ -182,11 +236,15 @@ def plot_kappa_forest(
     low: str = "ci_low",
     high: str = "ci_high",
     colour_by: str | None = None,
-    reference_lines: Sequence[float] = (0.6, 0.8),
-    xlabel: str = "Weighted kappa (95% CI)",
+    reference_lines: Mapping[float, str] = LANDIS_KOCH,
+    xlabel: str = "Cohen's kappa (95% CI)",
+    title: str | None = None,
     width: Width = "one",
 ) -> Figure:
     """Forest plot: one row per estimate with its confidence interval.
+
+    A label column with the same value in every row (the rubric, judge or variant all rows
+    share) is said once in the title instead of in each row label.
 
     Args:
         estimates: One row per estimate with ``estimate``, ``low`` and ``high`` columns.
@@ -195,46 +253,72 @@ def plot_kappa_forest(
         low: Lower confidence bound column.
         high: Upper confidence bound column.
         colour_by: Optional column whose levels get distinct colours and a legend.
-        reference_lines: X positions of dotted guide lines (e.g. 0.6 and 0.8 agreement).
-        xlabel: X-axis label.
+        reference_lines: Guide lines and what each marks; default the start of Landis &
+            Koch's (1977) "substantial" (0.6) and "almost perfect" (0.8) bands. Empty: none.
+        xlabel: X-axis label: what every row's estimate is (say the weighting when all rows
+            share one; rows of several weightings name theirs in the row label or legend).
+        title: Context of every row (e.g. the variant and run); the shared label values follow.
         width: ``"one"`` or ``"two"`` column figure.
     """
     label_columns = [label] if isinstance(label, str) else list(label)
     extra = [colour_by] if colour_by else []
     require_columns(estimates, [*label_columns, estimate, low, high, *extra], "plot_kappa_forest")
     frame = estimates.reset_index(drop=True)
-    names = frame[label_columns].astype(str).agg(" · ".join, axis=1)
+    row_columns, context = shared_context(frame, label_columns)
+    names = join_labels(frame, row_columns)
     colours = categorical_colours(list(pd.unique(frame[colour_by]))) if colour_by else {}
+    # The axes is what the row labels leave of the width; its label and title fit in it.
+    longest = max((len(n) for n in names), default=0) * 0.6 * MIN_FONT_PT / 72
+    axes_in = max(figure_size(width)[0] - longest - 0.3, 1.2)
+    axis_label = wrap_label(xlabel, axes_in)
+    heading = wrap_label(join_title(title, context), axes_in)
+    line_in = 1.25 * MIN_FONT_PT / 72
     with publication_style():
-        height = 0.55 + 0.19 * len(frame) + (0.4 if colour_by else 0.0)
-        size = figure_size(width, aspect=height / figure_size(width)[0])
-        fig, axes = subplots(1, 1, size)
+        height = 0.6 + 0.2 * len(frame) + (0.45 if colour_by else 0.0)
+        height += line_in * (axis_label.count("\n") + (heading.count("\n") + 1 if heading else 0))
+        height += 0.45 if reference_lines else 0.0
+        fig, axes = subplots(1, 1, (figure_size(width)[0], height))
         ax = axes[0]
         y = np.arange(len(frame))
-        for line in reference_lines:
-            ax.axvline(line, color="#9a9a9a", linestyle=":", linewidth=0.7, zorder=0)
+        guides = []
+        styles = zip(sorted(reference_lines.items()), GUIDE_STYLES, strict=False)
+        for (line, meaning), style in styles:
+            guide = ax.axvline(line, color="#7a7a7a", linestyle=style, linewidth=0.8, zorder=0)
+            guide.set_label(f"{line:g}: {meaning}")
+            guides.append(guide)
         keys = list(frame[colour_by]) if colour_by else [None] * len(frame)
         points = zip(y, frame[estimate], frame[low], frame[high], keys, strict=True)
         for position, point, lower, upper, key in points:
             colour = colours.get(key, "#000000")
             ax.plot([lower, upper], [position, position], color=colour, linewidth=1.1)
             ax.plot(point, position, "o", color=colour, markersize=4)
-        ax.set_yticks(y, list(names))
-        ax.invert_yaxis()
+        ax.set_yticks(y, names)
+        ax.set_ylim(len(frame) - 0.5, -0.5)
         # Undefined estimates (NaN) keep their row label but draw nothing.
         lows = frame[low].to_numpy(dtype=float)
         finite = lows[np.isfinite(lows)]
         lo = float(finite.min()) if finite.size else 0.0
-        ax.set_xlim(min(lo, *reference_lines) - 0.05, 1.0)
-        ax.set_xlabel(xlabel)
+        ax.set_xlim(min(lo, *reference_lines, 0.0) - 0.05, 1.0)
+        ax.set_xlabel(axis_label)
         ax.grid(axis="x")
+        if heading:
+            ax.set_title(heading)
         if colour_by:
             handles = [ax.plot([], [], "o-", color=c)[0] for c in colours.values()]
             fig.legend(
                 handles,
                 [str(k) for k in colours],
-                title=colour_by,
+                title=colour_by.replace("_", " ").capitalize(),
                 loc="outside upper center",
-                ncol=min(len(colours), 4),
+                ncol=min(len(colours), 3),
+            )
+        if guides:
+            source = " (Landis & Koch)" if dict(reference_lines) == LANDIS_KOCH else ""
+            fig.legend(
+                handles=guides,
+                loc="outside lower center",
+                ncol=len(guides),
+                title=f"Guides{source}",
+                handlelength=1.6,
             )
     return fig

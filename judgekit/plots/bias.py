@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from judgekit.plots._common import require_columns, subplots
+from judgekit.plots._common import require_columns, subplots, wrap_label
 from judgekit.plots.style import Width, categorical_colours, figure_size, publication_style
 
 
@@ -67,7 +67,8 @@ def plot_self_bias(
             )
         ax.set_yticks(range(len(judges)), [str(j) for j in judges])
         ax.invert_yaxis()
-        ax.set_xlabel(xlabel)
+        ax.set_xlabel(wrap_label(xlabel, figure_size(width)[0] - 1.2))
         ax.grid(axis="x")
-        fig.legend(loc="outside upper center", ncol=len(methods))
+        wide = sum(len(str(m)) + 6 for m in methods) * 0.55 * 8 / 72 > figure_size(width)[0]
+        fig.legend(loc="outside upper center", ncol=1 if wide else len(methods))
     return fig

@@ -8,9 +8,17 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
-from judgekit.plots._common import require_columns, subplots
-from judgekit.plots.style import OKABE_ITO, Width, figure_size, panel_grid, publication_style
+from judgekit.plots._common import require_columns, subplots, wrap_label
+from judgekit.plots.style import (
+    MIN_FONT_PT,
+    OKABE_ITO,
+    Width,
+    figure_size,
+    panel_grid,
+    publication_style,
+)
 
 
 def _square(
@@ -39,7 +47,6 @@ def plot_pair_matrix(
     order: Sequence[object] | None = None,
     limits: tuple[float, float] = (0.0, 1.0),
     cmap: str = "cividis",
-    diagonal: float = 1.0,
     colour_label: str = "Weighted kappa",
     width: Width = "two",
 ) -> Figure:
@@ -47,7 +54,7 @@ def plot_pair_matrix(
 
     The colour limits are fixed (``limits``), not fitted to the data, so panels and figures
     compare at a glance; a value outside them takes the end colour and keeps its printed
-    number. Missing pairs stay blank.
+    number. Missing pairs and the diagonal (a judge with itself) stay blank.
 
     Args:
         pairs: One row per judge pair (``row``, ``column``, ``value``; ``panel`` optional).
@@ -58,7 +65,6 @@ def plot_pair_matrix(
         order: Judge order; default order of appearance.
         limits: Colour range.
         cmap: Colour map (``cividis`` for agreement; a diverging one for correlations).
-        diagonal: Value printed on the diagonal (1 for kappa and correlation).
         colour_label: Colour bar label.
         width: ``"one"`` or ``"two"`` column figure.
     """
@@ -76,11 +82,11 @@ def plot_pair_matrix(
         for ax, name in zip(axes, panels, strict=False):
             chosen = pairs if name is None else pairs[pairs[panel] == name]
             values = _square(chosen, row, column, value, names).to_numpy(float, copy=True)
-            np.fill_diagonal(values, diagonal)
+            np.fill_diagonal(values, np.nan)
             sns.heatmap(
                 pd.DataFrame(values, index=names, columns=names), ax=ax, cmap=cmap,
                 vmin=limits[0], vmax=limits[1], annot=True, fmt=".2f",
-                annot_kws={"fontsize": 6.5}, cbar=False, square=True,
+                annot_kws={"fontsize": MIN_FONT_PT}, cbar=False, square=True,
             )  # fmt: skip
             ax.tick_params(length=0)
             labels = [str(n) for n in names]
@@ -117,8 +123,8 @@ def plot_subset_costs(
 
     Filled dots: subsets whose jury scored at least ``min_coverage`` of the items; hollow: the
     others (their kappa is over the items their judges agreed on, so they are not compared).
-    The front's subsets are vermillion, joined by a step line and labelled (a long label
-    shortens each judge to three letters).
+    The front's subsets are vermillion, joined by a step line and named in the panel's title
+    by their cost (a long name shortens each judge to three letters).
 
     Args:
         subsets: :func:`~judgekit.stats.panel_subsets` rows (``panel`` optional).
@@ -164,21 +170,25 @@ def plot_subset_costs(
                 )  # fmt: skip
             front = frame[on_front]
             ax.step(front[cost], front[estimate], where="post", color=OKABE_ITO[4], linewidth=0.8)
-            for text, cx, cy in zip(front[label], x[on_front], y[on_front], strict=True):
-                ax.annotate(
-                    _short(str(text)),
-                    (cx, cy),
-                    xytext=(3, 3),
-                    textcoords="offset points",
-                    fontsize=6,
-                )
+            # One front subset per cost at most, so the title names each by its cost: labels
+            # beside the points would cover the other subsets' intervals.
+            named = ", ".join(
+                f"{_short(str(t))} ({c:g})" for c, t in zip(front[cost], front[label], strict=True)
+            )
             ax.margins(x=0.15)
             ax.set_xticks(sorted(set(frame[cost])))
-            ax.set_xlabel(cost_label)
             ax.grid(axis="y")
-            if name is not None:
-                ax.set_title(str(name))
-        axes[0].set_ylabel(ylabel)
+            front_line = wrap_label(f"front (cost): {named}", figure_size(width)[0] / cols - 0.4)
+            ax.set_title(front_line if name is None else f"{name}\n{front_line}")
+        axes[0].set_ylabel(wrap_label(ylabel, 2.2))
+        fig.supxlabel(cost_label)
         for ax in axes[len(panels) :]:
             ax.set_visible(False)
+        key = [
+            Line2D([], [], color=OKABE_ITO[4], marker="o", label="Pareto front"),
+            Line2D([], [], color="#4d4d4d", marker="o", ls="", label="other subsets"),
+            Line2D([], [], color="#4d4d4d", marker="o", ls="", markerfacecolor="white",
+                   label=f"scores < {min_coverage:.0%} of items (not compared)"),
+        ]  # fmt: skip
+        fig.legend(handles=key, loc="outside upper center", ncols=3)
     return fig

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from judgekit.plots._common import require_columns, subplots
 from judgekit.plots.style import Width, categorical_colours, figure_size, publication_style
@@ -70,6 +71,7 @@ def plot_position_effect(
                 linewidth=0,
             )
             ax.plot(x, rows[mean].to_numpy(float), marker="o", color=colours[name], label=str(name))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # positions are whole rows
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(axis="y")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from judgekit.plots._common import require_columns, subplots
+from judgekit.plots._common import require_columns, subplots, wrap_label
 from judgekit.plots.style import Width, categorical_colours, figure_size, publication_style
 
 
@@ -21,6 +21,7 @@ def plot_grouped_bars(
     low: str | None = None,
     high: str | None = None,
     ylabel: str = "",
+    xlabel: str | None = None,
     percent: bool = False,
     category_order: Sequence[object] | None = None,
     group_order: Sequence[object] | None = None,
@@ -38,6 +39,7 @@ def plot_grouped_bars(
         low: Optional lower bound column (whisker).
         high: Optional upper bound column (whisker).
         ylabel: Y-axis label.
+        xlabel: X-axis label; default the category column's name, capitalised.
         percent: Show values in [0, 1] as percentages.
         category_order: X order; default order of appearance.
         group_order: Group order; default order of appearance.
@@ -78,11 +80,11 @@ def plot_grouped_bars(
                 label=None if name is None else str(name),
             )
         ax.set_xticks(range(len(categories)), [str(c) for c in categories])
-        ax.set_xlabel(category)
+        ax.set_xlabel(category.replace("_", " ").capitalize() if xlabel is None else xlabel)
         ax.set_ylabel(ylabel + (" (%)" if percent and "%" not in ylabel else ""))
         ax.grid(axis="y")
         if group:
-            fig.legend(title=group, loc="outside right upper")
+            fig.legend(title=group.replace("_", " ").capitalize(), loc="outside right upper")
     return fig
 
 
@@ -122,6 +124,6 @@ def plot_ranked_dots(
         ax.plot(ranked[value], y, "o", color="#0072B2")
         ax.set_yticks(y, [str(c) for c in ranked[category]])
         ax.invert_yaxis()
-        ax.set_xlabel(xlabel)
+        ax.set_xlabel(wrap_label(xlabel, figure_size(width)[0] - 1.2))
         ax.grid(axis="x")
     return fig

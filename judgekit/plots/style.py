@@ -3,6 +3,8 @@
 Colours come from the Okabe–Ito palette (distinguishable under the common colour-vision
 deficiencies); ordered score levels use the perceptually uniform, colour-blind-safe ``cividis``
 map. Sizes follow the usual journal layouts: 3.5 in for one column, 7.2 in for two columns.
+A figure is saved at exactly its size (no tight bounding box), so the text sizes below are the
+printed sizes: nothing is smaller than :data:`MIN_FONT_PT`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, Literal
 
 import matplotlib as mpl
 import numpy as np
+import pandas as pd
 from cycler import cycler
 
 #: Okabe & Ito (2008) colour-blind-safe qualitative palette, black last.
@@ -33,17 +36,27 @@ TWO_COLUMN_IN = 7.2
 
 Width = Literal["one", "two"]
 
+#: Smallest text at print size, in points (journals ask for 6-8 pt; we keep to 8).
+MIN_FONT_PT = 8.0
+
+#: Landis & Koch (1977) bands of kappa, as guide lines: the value where each band starts.
+LANDIS_KOCH: dict[float, str] = {0.6: "substantial", 0.8: "almost perfect"}
+
+#: Line styles of guide lines, in order of their value (each is named in a legend).
+GUIDE_STYLES: tuple[str, ...] = (":", "--", "-.")
+
 STYLE: dict[Any, Any] = {
     "font.family": "DejaVu Sans",
     "font.size": 8,
     "axes.titlesize": 8.5,
     "axes.labelsize": 8,
-    "xtick.labelsize": 7,
-    "ytick.labelsize": 7,
-    "legend.fontsize": 7,
-    "legend.title_fontsize": 7.5,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 8,
     "legend.frameon": False,
     "figure.titlesize": 9,
+    "figure.labelsize": 8,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.linewidth": 0.6,
@@ -57,8 +70,7 @@ STYLE: dict[Any, Any] = {
     "ytick.major.width": 0.6,
     "figure.dpi": 110,
     "savefig.dpi": 300,
-    "savefig.bbox": "tight",
-    "savefig.pad_inches": 0.02,
+    "savefig.bbox": "standard",  # the figure's own size: constrained layout fits the text
     "pdf.fonttype": 42,  # embed TrueType so text stays editable and searchable
     "svg.hashsalt": "judgekit",  # stable SVG element ids: same figure, same file
     "ps.fonttype": 42,
@@ -66,9 +78,31 @@ STYLE: dict[Any, Any] = {
 }
 
 
+#: Decimals of a displayed table's floats (the CSVs keep every digit).
+TABLE_DECIMALS = 3
+
+
+def readable_float(value: float) -> str:
+    """A float as a table shows it: 3 decimals; a tiny one (a p-value) in scientific notation.
+
+    >>> [readable_float(v) for v in (0.8734123456789, 1.2e-06, 0.0, float("nan"))]
+    ['0.873', '1.20e-06', '0.000', 'NaN']
+    """
+    if not np.isfinite(value):
+        return "NaN" if np.isnan(value) else str(value)
+    if value != 0 and abs(value) < 10**-TABLE_DECIMALS:
+        return f"{value:.2e}"
+    return f"{value:.{TABLE_DECIMALS}f}"
+
+
 def apply_style() -> None:
-    """Make the judgekit style the process-wide matplotlib default (notebooks call this once)."""
+    """Make the judgekit style the process-wide default (notebooks call this once).
+
+    Figures get :data:`STYLE`; displayed tables (the notebooks' output and the HTML report made
+    from it) show floats as :func:`readable_float` writes them.
+    """
     mpl.rcParams.update(STYLE)
+    pd.set_option("display.float_format", readable_float)
 
 
 @contextmanager

@@ -68,6 +68,8 @@ class SimulatorConfig:
         api_key: When set, every request must carry ``Authorization: Bearer <api_key>``; any
             other (or none) is answered 401 and counted as ``rejected_keys`` (never recorded),
             so a test can check at the server which key each endpoint received.
+        keep_log: Keep every request in the log (False: the counts only, for a long benchmark
+            whose log of request bodies would outgrow the memory and slow the server down).
     """
 
     seed: int = 0
@@ -93,6 +95,7 @@ class SimulatorConfig:
     batch_polls_to_complete: int | None = None
     port: int = 0
     api_key: str | None = None
+    keep_log: bool = True
 
     def __post_init__(self) -> None:
         rates = {

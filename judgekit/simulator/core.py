@@ -164,7 +164,8 @@ class Simulator:
                 }
             )
             self._stats.update(f"malformation:{kind}" for kind in entry.malformations)
-        self.log.append(entry)
+        if self.config.keep_log:
+            self.log.append(entry)
 
     def _cached_tokens(self, messages: list[Mapping[str, Any]], model: str) -> int:
         """Tokens of the longest earlier-seen message prefix (then remember this request's)."""

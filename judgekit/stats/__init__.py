@@ -17,13 +17,12 @@ tests and their families (:mod:`.significance`), and seed 004's validation proto
 (:mod:`.protocol`).
 """
 
-from judgekit.stats._bootstrap import CI, share_interval, t_ci, wilson_ci
+from judgekit.stats._bootstrap import CI
+from judgekit.stats._intervals import share_interval, t_ci, wilson_ci
 from judgekit.stats._prep import Columns
 from judgekit.stats.agreement import (
     agreement_rates,
     cohen_kappa,
-    confusion_table,
-    confusion_wide,
     disagreement_weights,
     kappa_from_pairs,
     kappa_matrix,
@@ -31,6 +30,7 @@ from judgekit.stats.agreement import (
 )
 from judgekit.stats.bias import length_bias, self_preference
 from judgekit.stats.bias_panel import panel_self_preference
+from judgekit.stats.confusion import confusion_table, confusion_wide
 from judgekit.stats.consistency import (
     ParaphraseSensitivity,
     RunConsistency,

@@ -1,4 +1,6 @@
-"""Two-rater agreement: Cohen's kappa (weighted), exact / within-one agreement, confusion tables.
+"""Two-rater agreement: Cohen's kappa (weighted), exact / within-one agreement.
+
+The confusion tables of two raters are in :mod:`judgekit.stats.confusion`.
 
 Weights on an explicit ordered scale. A scale such as ``(0, 3, 5)`` is ordinal with uneven gaps,
 so the distance between two levels can be read two ways:
@@ -22,7 +24,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._bootstrap import CI, PatternStat, normal_ci, share_interval, unit_ci
+from judgekit.stats._bootstrap import CI, PatternStat, unit_ci
+from judgekit.stats._intervals import normal_ci, share_interval
 from judgekit.stats._prep import (
     DEFAULT_COLUMNS,
     Columns,
@@ -132,6 +135,7 @@ def kappa_from_pairs(
 
     ``clusters`` (0-based cluster index per pair) makes the bootstrap resample whole clusters
     (see :func:`~judgekit.stats._bootstrap.unit_ci`); it needs a bootstrap ``ci``.
+    ``CI(None)`` asks for no interval (nor a standard error).
 
     Examples:
         >>> import numpy as np
@@ -140,11 +144,11 @@ def kappa_from_pairs(
         >>> round(row["estimate"], 3), row["method"]
         (0.636, 'cohen_kappa[unweighted]')
     """
-    method = ci.offered(("analytic", "percentile", "bca"), "cohen_kappa").method
+    method = ci.offered((None, "analytic", "percentile", "bca"), "cohen_kappa").method
     if clusters is not None and method == "analytic":
         raise UsageError("a clustered kappa interval needs CI('percentile') or CI('bca')")
     name = "unweighted" if weights is None else f"{weights}-{weight_basis}"
-    row = result_row(n=int(a.size), method=f"cohen_kappa[{name}]", ci_method=method)
+    row = result_row(n=int(a.size), method=f"cohen_kappa[{name}]", ci_method=method or "none")
     reason = undefined_reason(a, b, names)
     if reason:
         row["note"] = reason
@@ -156,11 +160,13 @@ def kappa_from_pairs(
     stat = kappa_stat(v)
     estimate = float(stat(cells[None].astype(float))[0])
     se = kappa_se(cells.reshape(k, k).astype(float), v)
-    if method == "analytic":
+    if method is None:
+        interval: dict[str, object] = {}
+    elif method == "analytic":
         # The normal interval can cross kappa's bounds; kappa never exceeds 1 (or falls below -1).
         bounds = normal_ci(estimate, se, ci.level)
         low, high = (float(np.clip(bound, -1.0, 1.0)) for bound in bounds)
-        interval: dict[str, object] = {"ci_low": low, "ci_high": high, "se": se}
+        interval = {"ci_low": low, "ci_high": high, "se": se}
     else:
         interval = unit_ci(stat, codes, k * k, clusters, estimate=estimate, ci=ci)
         if clusters is None:
@@ -200,7 +206,8 @@ def cohen_kappa(
         scale: Ordered levels (or a :class:`~judgekit.types.Scale`); default: observed values.
         weights: None (unweighted), "linear" or "quadratic".
         weight_basis: "rank" (equally spaced steps, sklearn's convention) or "value".
-        ci: Interval (:class:`CI`): "analytic", "percentile" or "bca"; level, replicates, seed.
+        ci: Interval (:class:`CI`): "analytic", "percentile" or "bca"; level, replicates, seed
+            (``CI(None)``: none).
         columns: Column names, cluster and abstention values (:class:`Columns`).
 
     Returns:
@@ -336,71 +343,3 @@ def agreement_rates(
             )
         )
     return order_columns(pd.DataFrame(rows), ["statistic", "rater_a", "rater_b"])
-
-
-def confusion_table(
-    df: pd.DataFrame,
-    rater_a: object,
-    rater_b: object,
-    *,
-    scale: ScaleLike = None,
-    columns: Columns = DEFAULT_COLUMNS,
-) -> pd.DataFrame:
-    """Tidy confusion table: one row per (level_a, level_b) in scale order, unused cells included.
-
-    Returns:
-        Columns level_a, level_b, count, share (of paired items), n, n_dropped, dropped_reason.
-
-    Examples:
-        >>> from judgekit.stats.examples import two_raters
-        >>> long = two_raters()
-        >>> table = confusion_table(long, "judge", "human", scale=(1, 2, 3, 4))
-        >>> print(table[table["count"] > 0][["level_a", "level_b", "count"]].to_string(index=False))
-         level_a  level_b  count
-             1.0      1.0      2
-             1.0      2.0      1
-             2.0      2.0      3
-             3.0      3.0      2
-             3.0      4.0      1
-             4.0      3.0      1
-             4.0      4.0      2
-    """
-    joined = paired_scores(df, rater_a, rater_b, scale, columns)
-    pairs, levels = joined.pairs, joined.levels
-    k = len(levels)
-    cells = np.bincount(
-        level_codes(pairs.a, levels) * k + level_codes(pairs.b, levels), minlength=k * k
-    )
-    n = int(cells.sum())
-    return pd.DataFrame(
-        {
-            "level_a": np.repeat(levels, k),
-            "level_b": np.tile(levels, k),
-            "count": cells,
-            "share": cells / n if n else np.nan,
-            "n": n,
-            "n_dropped": pairs.n_dropped,
-            "dropped_reason": pairs.dropped_reason,
-        }
-    )
-
-
-def confusion_wide(tidy: pd.DataFrame, rater_a: str = "a", rater_b: str = "b") -> pd.DataFrame:
-    """Pivot a :func:`confusion_table`: rows are ``rater_a`` levels, columns ``rater_b`` levels.
-
-    Examples:
-        >>> from judgekit.stats.examples import two_raters
-        >>> long = two_raters()
-        >>> print(confusion_wide(confusion_table(long, "judge", "human"), "judge", "human"))
-        human  1.0  2.0  3.0  4.0
-        judge
-        1.0      2    1    0    0
-        2.0      0    3    0    0
-        3.0      0    0    2    1
-        4.0      0    0    1    2
-    """
-    levels = list(pd.unique(tidy["level_a"]))
-    wide = tidy.pivot(index="level_a", columns="level_b", values="count")
-    wide = wide.reindex(index=levels, columns=levels)
-    wide.index.name, wide.columns.name = rater_a, rater_b
-    return wide

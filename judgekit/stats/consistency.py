@@ -19,9 +19,9 @@ from judgekit.stats._bootstrap import (
     as_generator,
     cluster_table,
     cluster_weights,
-    share_interval,
     unique_patterns,
 )
+from judgekit.stats._intervals import share_interval
 from judgekit.stats._prep import (
     Columns,
     ScaleLike,

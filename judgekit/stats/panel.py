@@ -70,14 +70,10 @@ def panel_agreement(
     names = require_judges(judges, 2, "panel agreement")
     panel_rows = df[df[columns.rater].isin(names)]
     ci = ci.shared()
-    pair_ci, pair_columns = (ci, columns) if ci.method else (CI(), replace(columns, cluster=None))
     pairs = pairwise_kappa(
-        panel_rows, names, columns=pair_columns, ci=pair_ci, scale=scale, weights=weights,
+        panel_rows, names, columns=columns, ci=ci, scale=scale, weights=weights,
         weight_basis=weight_basis,
     )  # fmt: skip
-    if ci.method is None:
-        pairs[["se", "ci_low", "ci_high"]] = np.nan
-        pairs["ci_method"] = "none"
     multi_ci = ci if ci.method in (None, "percentile", "bca") else replace(ci, method=None)
     ranked = panel_rows
     levels = scale
@@ -132,19 +128,14 @@ def versus_human(
         [0.5, 0.5]
     """
     ci = ci.shared()
-    # No interval asked: the analytic one is computed and blanked (it needs no cluster).
-    kappa_ci, kappa_columns = (ci, columns) if ci.method else (CI(), replace(columns, cluster=None))
     rows = [
         cohen_kappa(
-            df, human, rater, scale=scale, weights=weights, weight_basis=weight_basis,
-            ci=kappa_ci, columns=kappa_columns,
+            df, human, rater, scale=scale, weights=weights, weight_basis=weight_basis, ci=ci,
+            columns=columns,
         ).assign(kind="jury" if str(rater).startswith(JURY_PREFIX) else "judge")
         for rater in raters
     ]  # fmt: skip
     table = pd.concat(rows, ignore_index=True)
-    if ci.method is None:
-        table[["se", "ci_low", "ci_high"]] = np.nan
-        table["ci_method"] = "none"
     return order_columns(table, ["kind", "rater_a", "rater_b"])
 
 

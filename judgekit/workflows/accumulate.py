@@ -29,7 +29,7 @@ import pandas as pd
 from judgekit import __version__
 from judgekit.data import write_id_score_csv, write_table
 from judgekit.data.atomic import atomic_write_text
-from judgekit.data.tidy import LABEL_COLUMNS, read_judgments, read_labels
+from judgekit.data.tidy import LABEL_COLUMNS, read_judgments, read_labels, write_judgments
 from judgekit.types import UsageError
 from judgekit.workflows.panel import JUDGE_COLUMN, label_slug
 from judgekit.workflows.study import StudyFolder
@@ -223,13 +223,13 @@ def write_study(
     previous = dict(manifest or {})
     merged, rejudged = merged_judgments(root, judgments)
     written: dict[str, str] = {}
-    for path, frame in (
-        (folder.items, items),
-        (folder.judgments, merged),
-        (folder.judgments_csv, merged),
-        (folder.human_labels, merged_labels(root, labels)),
+    for path, frame, write in (
+        (folder.items, items, write_table),
+        (folder.judgments, merged, write_judgments),
+        (folder.judgments_csv, merged, write_judgments),
+        (folder.human_labels, merged_labels(root, labels), write_table),
     ):
-        write_table(frame, path)
+        write(frame, path)
         written[path.name] = _sha256(path)
     combos = merged[list(COMBINATION)].drop_duplicates()
     panel = merged[JUDGE_COLUMN].nunique() > 1

@@ -9,23 +9,23 @@ code that says whether it did its job (:func:`finish`).
 from __future__ import annotations
 
 import functools
-import json
 import sqlite3
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TextIO
 
-from judgekit.engine import preview
+from judgekit.engine import MODES, ResponseStore
 from judgekit.engine.interrupts import interrupt_explained
+from judgekit.engine.options import check_items
 from judgekit.types import UsageError
 from judgekit.workflows.batch import (
-    at_batch_rates,
     batch_client,
     check_batch_command,
     run_batch_api,
 )
 from judgekit.workflows.clients import planning_client
+from judgekit.workflows.dry_run import dry_run
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.judge_command import JudgeCommand, Prepared, describe_inputs, prepare
 from judgekit.workflows.judge_run import run
@@ -36,46 +36,31 @@ from judgekit.workflows.panel_summary import summarise_judge
 from judgekit.workflows.requests_file import write_requests
 
 
-def dry_run(prepared: Prepared, out: TextIO) -> None:
-    """Print the first request as it would be sent, then each judge's options and estimate."""
-    shown = False
-    for spec in prepared.judges:
-        client = planning_client(spec.endpoint)
-        options = prepared.options(spec)
-        request, estimate = preview(prepared.items, prepared.rubric, client, options)
-        if not shown:
-            print(prompt_notice(prepared.rubric, client, options), file=out)
-        if prepared.command.batch_api:
-            estimate = at_batch_rates(estimate, batch_client(client))
-        print(f"judge {spec.label}: {client.model} at {getattr(client, 'base_url', '?')}", file=out)
-        if request is not None and not shown:  # the prompt is the same for every judge
-            for message in request.messages:
-                print(f"--- {message['role']} ---\n{message['content']}", file=out)
-            shown = True
-        if request is not None:
-            print(f"--- options ---\n{json.dumps(request.options, indent=1)}", file=out)
-        print(estimate.describe(), file=out)
-    print("dry run: nothing was sent.", file=out)
-
-
 def check_options(prepared: Prepared) -> None:
     """Check the judging options against the rubric and every judge, without a call.
+
+    The engine's own checks, once each: the items against the rubric, the options against each
+    judge's client; the store is opened (read-only) to see that it can be. Nothing is rendered.
 
     Raises:
         UsageError: For inconsistent options, or a store file that cannot be opened.
     """
+    check_items(prepared.items, prepared.rubric)
     for spec in prepared.judges:
-        client = planning_client(spec.endpoint)
         try:
-            preview(prepared.items, prepared.rubric, client, prepared.options(spec))
-        except sqlite3.DatabaseError as error:
-            raise UsageError(
-                f"--store {prepared.store}: cannot open it ({error}); move it away or pass another"
-            ) from None
+            prepared.options(spec).check(prepared.rubric, planning_client(spec.endpoint), MODES)
         except UsageError as error:
             if len(prepared.judges) == 1:
                 raise
             raise UsageError(f"judge {spec.label}: {error}") from None
+    if prepared.store.is_file():
+        try:
+            with ResponseStore.open_readonly(prepared.store):
+                pass
+        except sqlite3.DatabaseError as error:
+            raise UsageError(
+                f"--store {prepared.store}: cannot open it ({error}); move it away or pass another"
+            ) from None
 
 
 def finish(prepared: Prepared, outcomes: Mapping[str, JudgeOutcome], err: TextIO) -> None:
@@ -115,7 +100,8 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     """
     out, err = out or sys.stdout, err or sys.stderr  # the streams of the moment, not of import
     prepared = prepare(command)
-    check_options(prepared)
+    if not command.dry_run:  # a dry run's previews are its checks (once each)
+        check_options(prepared)
     for spec in prepared.judges if command.batch_api or command.write_requests else ():
         check_batch_command(
             batch_api=command.batch_api, write_requests=command.write_requests,
@@ -130,7 +116,7 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
         )
     describe_inputs(prepared, err)
     if command.dry_run:
-        dry_run(prepared, out)
+        dry_run(prepared, out, err)
         return
     if command.write_requests is not None:
         client = planning_client(first.endpoint)

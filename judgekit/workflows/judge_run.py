@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.data import write_id_score_csv, write_table
-from judgekit.data.tidy import LABEL_COLUMNS
+from judgekit.data import write_id_score_csv
+from judgekit.data.tidy import LABEL_COLUMNS, write_judgments
 from judgekit.engine import ResponseStore
 from judgekit.engine.batch_files import BatchState
 from judgekit.engine.storelock import lock_path
@@ -63,7 +63,9 @@ def _judge_each(
     """
     if judge_with is None:
         prices = {spec.label: prepared.options(spec).prices for spec in prepared.judges}
-        return judge_panel(prepared.items, prepared.rubric, clients, prepared.options(), prices)
+        return judge_panel(
+            prepared.items, prepared.rubric, clients, prepared.options(), prices, checked=True
+        )
     outcomes = {}
     for spec in prepared.judges:
         table = judge_with(
@@ -124,7 +126,7 @@ def write_outputs(
     """Write the judgments, and with ``--study`` add them to the study (never replacing it)."""
     command = prepared.command
     if command.study is None or command.output is not None:
-        write_table(judgments, prepared.output)
+        write_judgments(judgments, prepared.output)
     if command.id_score_csv is not None:
         several = len(prepared.judges) > 1
         for (variant, repeat), path in _id_score_paths(command.id_score_csv, command).items():

@@ -70,9 +70,10 @@ async def _judge_one(
     rubric: Rubric,
     client: Any,
     options: JudgeOptions,
+    checked: bool,
 ) -> JudgeOutcome:
     try:
-        table = await ajudge(items, rubric, client, options)
+        table = await ajudge(items, rubric, client, options, checked=checked)
     except JUDGE_FAILURES as error:
         reason = " ".join(str(error).split()) or type(error).__name__
         return JudgeOutcome(label, None, reason, error)
@@ -88,6 +89,8 @@ def judge_panel(
     clients: Mapping[str, Any],
     options: JudgeOptions,
     prices: Mapping[str, Mapping[str, float] | None] | None = None,
+    *,
+    checked: bool = False,
 ) -> dict[str, JudgeOutcome]:
     """Judge ``items`` with every client at once, on one store; each judge within its limits.
 
@@ -97,6 +100,8 @@ def judge_panel(
         clients: Each judge's client by label (:func:`panel_clients`).
         options: How to judge; ``options.store`` (a path) is opened once and shared.
         prices: Each judge's prices by label (for its estimate).
+        checked: The options and items were checked against every client already (the CLI's
+            :func:`~judgekit.workflows.cli_judge.check_options`): the engine does not again.
 
     Returns:
         Each judge's outcome by label, in the order given: its judgments (with a ``judge``
@@ -117,6 +122,7 @@ def judge_panel(
                         rubric,
                         client,
                         options.updated(store=shared, prices=(prices or {}).get(label)),
+                        checked,
                     )
                     for label, client in clients.items()
                 )

@@ -35,9 +35,10 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from judgekit.data import read_frame, read_table
+from judgekit.data import read_table
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.compare import Tolerance, compare_folders, differing_tables, table_differences
+from judgekit.data.tidy import read_judgments
 from judgekit.engine.session import OfflineStoreMissError
 from judgekit.rubrics import list_rubrics
 from judgekit.types import JUDGMENT_COLUMNS, Rubric, UsageError
@@ -243,7 +244,9 @@ def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
     they were judged.
     """
     folder = StudyFolder(root)
-    bundled = read_frame(folder.judgments if folder.judgments.is_file() else folder.judgments_csv)
+    bundled = read_judgments(
+        folder.judgments if folder.judgments.is_file() else folder.judgments_csv
+    )
     who = "judge" if "judge" in bundled.columns else "model"
     calls = stored_calls(folder.store)
     columns = [c for c in JUDGMENT_COLUMNS if c in bundled.columns]

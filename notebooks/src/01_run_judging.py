@@ -43,7 +43,7 @@ from IPython.display import display
 
 from judgekit import config
 from judgekit.data import read_table, write_id_score_csv, write_table
-from judgekit.data.tidy import final_verdicts
+from judgekit.data.tidy import final_verdicts, write_judgments
 from judgekit.rubrics import load_rubric
 from judgekit.stats.status import status_summary
 from judgekit.types import JUDGMENT_COLUMNS, Status
@@ -142,8 +142,8 @@ assert len(per_run) == len(rubrics) * len(variants) * len(panel) * runs
 # ## Write the outputs
 
 # %%
-write_table(judgments, study.judgments)
-write_table(judgments, study.judgments_csv)
+write_judgments(judgments, study.judgments)
+write_judgments(judgments, study.judgments_csv)
 write_table(human, study.human_labels)
 for (name, variant, label, run), _ in per_run.items():
     write_id_score_csv(

@@ -38,7 +38,7 @@ from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
 from judgekit.stats.protocol import seed004_report
-from judgekit.workflows.combinations import combinations, label, selected, varying
+from judgekit.workflows.combinations import combinations, label, selected
 from judgekit.workflows.parameters import check_parameters
 from judgekit.workflows.study import figure_notes, load_study, open_report
 
@@ -96,9 +96,14 @@ for row in kappas.itertuples():
         assert not row.estimate < min_expected_kappa, f"{row.rubric}: kappa {row.estimate:.3f}"
 
 # %%
-SHOWN = ["rubric", *varying(chosen), "rater_a"]  # a variant or run is named when several
+SHOWN = ["rubric", "judge", "variant", "run"]  # what every row shares is said in the title
 if pairs:
-    fig = plots.plot_kappa_forest(kappas, label=[*SHOWN, "kappa"], colour_by="kappa", width="two")
+    fig = plots.plot_kappa_forest(
+        kappas.rename(columns={"kappa": "weighting"}),
+        label=[*SHOWN, "weighting"],
+        colour_by="weighting",
+        xlabel="Cohen's kappa, judge vs human (95% CI)",
+    )
     saved = plots.save_figure(fig, "agreement_kappa_forest", folder=figures)
 
 # %% [markdown]
@@ -166,7 +171,7 @@ confusion = pd.concat(
 )
 write_table(confusion, tables / "confusion.csv")
 if pairs:
-    fig = plots.plot_confusion_grid(confusion, panel="panel", width="two")
+    fig = plots.plot_confusion_grid(confusion, panel=SHOWN)
     saved = plots.save_figure(fig, "agreement_confusion", folder=figures)
 
 # %% [markdown]

@@ -86,7 +86,7 @@ if summaries:
 
 # %%
 if summaries:
-    fig = plots.plot_consistency(items, panel="panel")
+    fig = plots.plot_consistency(items, panel=KEYS)
     saved = plots.save_figure(fig, "consistency_flip_rates", folder=figures)
 
 # %% [markdown]

@@ -254,7 +254,7 @@ confusion = pd.concat(
     ],
     ignore_index=True,
 )
-fig = plots.plot_confusion_grid(confusion, panel="judge")
+fig = plots.plot_confusion_grid(confusion, panel="judge", title="Accuracy")
 saved = plots.save_figure(fig, "riddles_accuracy_confusion", folder=figures)
 assert confusion.groupby("judge")["count"].sum().eq(600).all()
 

@@ -135,12 +135,13 @@ display(
 for line in figure_notes(agreement, [FACET, "statistic", "rater_a", "rater_b"]):
     print(line)
 pairs = agreement[agreement["statistic"] == "cohen_kappa"]
+KAPPA_NAME = "Cohen's kappa" if weights is None else f"{weights.capitalize()} weighted kappa"
 fig = plots.plot_pair_matrix(
-    pairs,
+    pairs.assign(**{FACET: pairs[FACET].str.title()}),
     panel=FACET,
     order=JUDGES,
     limits=(0.0, 1.0),
-    colour_label="Weighted kappa between judges",
+    colour_label=f"{KAPPA_NAME} between judges",
 )
 saved = plots.save_figure(fig, f"{FIGURE}_judge_agreement", folder=figures)
 defined = pairs.dropna(subset=["estimate"])
@@ -187,8 +188,9 @@ display(
 )
 for line in figure_notes(errors, [FACET, "statistic", "rater_a", "rater_b"]):
     print(line)
+correlations = errors[errors["statistic"] == "error_correlation"]
 fig = plots.plot_pair_matrix(
-    errors[errors["statistic"] == "error_correlation"], panel=FACET, order=JUDGES,
+    correlations.assign(**{FACET: correlations[FACET].str.title()}), panel=FACET, order=JUDGES,
     limits=(-1.0, 1.0), cmap="PuOr_r", colour_label="Correlation of errors vs the human",
 )  # fmt: skip
 saved = plots.save_figure(fig, f"{FIGURE}_error_correlation", folder=figures)
@@ -263,7 +265,7 @@ fig = plots.plot_kappa_forest(
     vs_human.assign(**{FACET: vs_human[FACET].str.title()}),
     label=[FACET, "rater_b"],
     colour_by="kind",
-    xlabel="Agreement with the human, weighted kappa (95% CI, clusters resampled)",
+    xlabel=f"{KAPPA_NAME} with the human (95% CI, clusters resampled)",
 )
 saved = plots.save_figure(fig, f"{FIGURE}_forest", folder=figures)
 
@@ -351,7 +353,11 @@ display(
     )
 )
 fig = plots.plot_subset_costs(
-    subsets, panel=FACET, min_coverage=min_coverage, cost_label=cost_label
+    subsets.assign(**{FACET: subsets[FACET].str.title()}),
+    panel=FACET,
+    min_coverage=min_coverage,
+    cost_label=cost_label,
+    ylabel=f"{KAPPA_NAME} with the human (95% CI)",
 )
 saved = plots.save_figure(fig, f"{FIGURE}_subsets_cost", folder=figures)
 for r, rows in subsets.groupby(FACET, sort=False):
