@@ -90,7 +90,7 @@ def test_a_full_disk_under_the_table_keeps_the_replies_and_a_rerun_pays_nothing(
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     with run_simulator() as sim:
-        monkeypatch.setattr(judge_run, "write_table", full)
+        monkeypatch.setattr(judge_run, "write_judgments", full)
         code = main(_judge(items, output, sim.base_url))
         last, err = _last_line(capsys)
         assert code == 1 and "Traceback" not in err
