@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from riddle_items import write_riddle_items
 
 from judgekit.simulator import SimulatorConfig, SimulatorHandle, run_simulator
 from judgekit.workflows.cli import main
@@ -51,21 +52,8 @@ def servers() -> Iterator[dict[str, SimulatorHandle]]:
 
 @pytest.fixture
 def items(tmp_path: Path) -> Path:
-    frame = pd.DataFrame(
-        {
-            "ID": IDS,
-            "Question": [f"Találós kérdés {i}?" for i in IDS],
-            "Answer": [f"Válasz {i}" for i in IDS],
-            "Ref_Answer": [f"Megoldás {i}" for i in IDS],
-            "Reasoning": [f"Indoklás {i}" for i in IDS],
-            "Ref_Reasoning": [f"Várt indoklás {i}" for i in IDS],
-            "Model": ["GPT", "Claude", "Gemini"] * 2,
-            "Human_Accuracy": HUMAN,
-        }
-    )
-    path = tmp_path / "riddles.csv"
-    frame.to_csv(path, index=False)
-    return path
+    models = ["GPT", "Claude", "Gemini"] * 2
+    return write_riddle_items(tmp_path / "riddles.csv", IDS, models, Human_Accuracy=HUMAN)
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from riddle_items import write_riddle_items
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.rubrics import load_rubric
@@ -45,21 +46,9 @@ def servers() -> Iterator[dict[str, SimulatorHandle]]:
 def _items(path: Path) -> Path:
     rng = np.random.default_rng(7)
     ids = [f"r{i:02d}" for i in range(N)]
-    frame = pd.DataFrame(
-        {
-            "ID": ids,
-            "Question": [f"Találós kérdés {i}?" for i in ids],
-            "Answer": [f"Válasz {i}" for i in ids],
-            "Ref_Answer": [f"Megoldás {i}" for i in ids],
-            "Reasoning": [f"Indoklás {i}" for i in ids],
-            "Ref_Reasoning": [f"Várt indoklás {i}" for i in ids],
-            "Model": ["GPT", "Claude"] * (N // 2),
-            "Human_Accuracy": rng.choice([0, 3, 5], N),
-            "Human_Reasoning": rng.choice([0, 1, 2, 3, 4, 5], N),
-        }
-    )
-    frame.to_csv(path, index=False)
-    return path
+    accuracy, reasoning = rng.choice([0, 3, 5], N), rng.choice([0, 1, 2, 3, 4, 5], N)
+    models = ["GPT", "Claude"] * (N // 2)
+    return write_riddle_items(path, ids, models, Human_Accuracy=accuracy, Human_Reasoning=reasoning)
 
 
 def _kappa(judge: pd.Series, human: pd.Series, rubric: str, weights: str | None) -> float:

@@ -36,7 +36,8 @@ from judgekit.data.tidy import HUMAN, VERDICT_KEYS, rater_table, shared_scored_i
 from judgekit.labels.table import describe_human_labels, label_conflicts
 from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
-from judgekit.stats.agreement import agreement_rates, cohen_kappa, confusion_table
+from judgekit.stats.agreement import agreement_rates, cohen_kappa
+from judgekit.stats.confusion import confusion_table
 from judgekit.stats.protocol import seed004_report
 from judgekit.workflows.combinations import combinations, label, selected
 from judgekit.workflows.parameters import check_parameters

@@ -46,8 +46,9 @@ from judgekit.riddles import (
     value_rate,
 )
 from judgekit.stats import CI, Columns
-from judgekit.stats.agreement import cohen_kappa, confusion_table
+from judgekit.stats.agreement import cohen_kappa
 from judgekit.stats.bias_panel import PANEL_METHODS, panel_self_preference
+from judgekit.stats.confusion import confusion_table
 from judgekit.stats.multirater import krippendorff_alpha
 from judgekit.stats.significance import adjust_p
 from judgekit.workflows.parameters import check_parameters
