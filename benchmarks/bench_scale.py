@@ -10,10 +10,11 @@ instructions are about 4 KB). The endpoint is the simulator, started as its own 
 10^3, 10^4 and 10^5 items two clients judge the same items at the same concurrency (8):
 
 * ``judgekit``: ``judge()`` with a response store, as ``judgekit judge`` runs (every request
-  recorded, rendered, parsed into the table), plain text (no schema, as the loop sends);
+  recorded, rendered, parsed into the table), plain text (no schema, as the loop sends); it
+  posts the rendered JSON body with the SDK's ``post`` and reads the reply's JSON;
 * ``AsyncOpenAI loop``: the minimal loop a user would write: 8 workers, each renders the next
-  item's messages with the same rubric and awaits ``chat.completions.create``; nothing stored,
-  nothing parsed.
+  item's messages with the same rubric and awaits ``chat.completions.create`` (the SDK's
+  typed parameters and reply models); nothing stored, nothing parsed.
 
 Each client runs in a fresh subprocess, so its peak memory (max RSS) is its own; "first
 reply" is the time from the call to the first answered request (building the plan and the

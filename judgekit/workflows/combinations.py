@@ -51,11 +51,6 @@ def label(combination: Mapping[Any, Any]) -> str:
     return " · ".join(f"run {v}" if k == "run" else str(v) for k, v in combination.items())
 
 
-def varying(frame: pd.DataFrame, keys: Sequence[str] = ("variant", "run")) -> list[str]:
-    """The ``keys`` that take two or more values in ``frame`` (what a figure must name)."""
-    return [key for key in keys if frame[key].nunique() > 1]
-
-
 def each_with_human(
     long: pd.DataFrame, keys: Sequence[str] = ("variant", "run"), **known: Any
 ) -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
