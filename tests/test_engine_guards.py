@@ -102,6 +102,15 @@ def test_costly_argument_mistakes_fail_before_any_call(kwargs, message) -> None:
         assert len(sim.requests) == 0
 
 
+def test_a_store_opened_read_only_is_named_when_a_run_would_write_it(tmp_path) -> None:
+    path = tmp_path / "store.sqlite"
+    ResponseStore(path).close()
+    with run_simulator(SimulatorConfig()) as sim, ResponseStore.open_readonly(path) as store:
+        with pytest.raises(ValueError, match=f"^{path} is open read-only; use offline=True"):
+            run(riddle_items(2), ACCURACY, sim, store=store)
+        assert len(sim.requests) == 0
+
+
 @pytest.mark.parametrize(
     ("rubric", "values", "top_in_logprobs"),
     [

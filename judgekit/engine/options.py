@@ -123,6 +123,7 @@ class JudgeOptions:
         unknown = [v for v in variants if v not in rubric.variants]
         repeated = sorted({v for v in variants if variants.count(v) > 1})
         store = self.store
+        locked = store if isinstance(store, ResponseStore) and store.readonly else None
         checks = [
             (self.runs < 1, f"runs must be at least 1, got {self.runs}"),
             (self.max_reasks < 0, f"max_reasks must be >= 0, got {self.max_reasks}"),
@@ -159,9 +160,8 @@ class JudgeOptions:
             ),
             (self.offline and store is None, "offline=True needs a store to answer from"),
             (
-                not self.offline and isinstance(store, ResponseStore) and store.readonly,
-                f"{getattr(store, 'path', 'the store')} is open read-only; use offline=True to "
-                "replay it",
+                not self.offline and locked is not None,
+                f"{locked.path if locked else ''} is open read-only; use offline=True to replay it",
             ),
         ]
         return [message for failed, message in checks if failed]
