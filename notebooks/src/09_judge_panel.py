@@ -101,6 +101,11 @@ else:  # the riddles study: three dimensions, the author as the human
 FIGURE = "panel" if judgments_path else "riddles_panel"  # riddles figures are committed
 FACET = "combination" if judgments_path else "rubric"  # a study's: rubric · variant · run
 JUDGES = [r for r in pd.unique(pd.concat([t[columns.rater] for t in long.values()])) if r != human]
+# Each combination's panel: the judges that scored it (a judge added later may lack some).
+panel_of = {r: [j for j in JUDGES if (long[r][columns.rater] == j).any()] for r in rubrics}
+for r in [r for r in rubrics if len(panel_of[r]) < 2]:
+    print(f"skipped {r}: judged by {panel_of[r]} only, a panel needs two or more judges")
+rubrics = [r for r in rubrics if len(panel_of[r]) >= 2]
 costs = judge_costs or default_costs or {judge: 1.0 for judge in JUDGES}
 cost_label = (
     "Cost per item"
@@ -108,7 +113,7 @@ cost_label = (
     else ("Tokens per item" if default_costs else "Judges asked per item")
 )
 print(f"judges: {JUDGES}; rubrics: {rubrics}; human: {human}; cost: {cost_label}")
-assert len(JUDGES) >= 2, "a panel needs two or more judges"
+assert rubrics, "a panel needs two or more judges scoring the same items"
 
 # %% [markdown]
 # ## Agreement between the judges
@@ -120,7 +125,7 @@ assert len(JUDGES) >= 2, "a panel needs two or more judges"
 agreement = pd.concat(
     [
         panel_agreement(
-            long[r], JUDGES, scale=scales[r], weights=weights, ci=INTERVAL, columns=columns
+            long[r], panel_of[r], scale=scales[r], weights=weights, ci=INTERVAL, columns=columns
         ).assign(**keys[r])
         for r in rubrics
     ],
@@ -174,7 +179,7 @@ else:
 errors = pd.concat(
     [
         error_correlation(
-            long[r], JUDGES, human=human, scale=scales[r], ci=INTERVAL, columns=columns
+            long[r], panel_of[r], human=human, scale=scales[r], ci=INTERVAL, columns=columns
         ).assign(**keys[r])
         for r in rubrics
     ],
@@ -196,7 +201,7 @@ fig = plots.plot_pair_matrix(
 saved = plots.save_figure(fig, f"{FIGURE}_error_correlation", folder=figures)
 n_eff = errors[errors["statistic"] == "effective_judges"].set_index(FACET)
 print(
-    f"{len(JUDGES)} judges are worth "
+    f"{len(JUDGES)} judges (each combination's panel) are worth "
     + "; ".join(
         f"{r}: {row.estimate:.2f} ({row.ci_low:.2f}-{row.ci_high:.2f})"
         for r, row in n_eff.iterrows()
@@ -221,11 +226,11 @@ print(
 # %%
 full, models = {}, []
 for r in rubrics:
-    simple = jury_scores(long[r], JUDGES, scale=scales[r], columns=columns)
-    ds = dawid_skene(long[r], JUDGES, scale=scales[r], columns=columns)
+    simple = jury_scores(long[r], panel_of[r], scale=scales[r], columns=columns)
+    ds = dawid_skene(long[r], panel_of[r], scale=scales[r], columns=columns)
     units = long[r][columns.cluster or columns.item].nunique()  # a fold holds whole clusters
     learned = cross_fitted_weights(
-        long[r], JUDGES, human=human, scale=scales[r], columns=columns,
+        long[r], panel_of[r], human=human, scale=scales[r], columns=columns,
         n_folds=min(n_folds, units), seed=seed,
     )  # fmt: skip
     full[r] = with_juries(long[r], simple, ds.scores, learned.scores, columns=columns)
@@ -244,7 +249,7 @@ vs_human = pd.concat(
     [
         versus_human(
             full[r],
-            [*JUDGES, *JURIES],
+            [*panel_of[r], *JURIES],
             human=human,
             scale=scales[r],
             weights=weights,
@@ -286,7 +291,7 @@ versus_best = pd.concat(
     [
         jury_vs_best(
             full[r],
-            JUDGES,
+            panel_of[r],
             JURIES,
             human=human,
             scale=scales[r],
@@ -339,8 +344,9 @@ print(
 subsets = pd.concat(
     [
         panel_subsets(
-            long[r], JUDGES, human=human, cost=costs, jury=subset_jury, min_coverage=min_coverage,
-            scale=scales[r], weights=weights, ci=INTERVAL, columns=columns,
+            long[r], panel_of[r], human=human, cost=costs, jury=subset_jury,
+            min_coverage=min_coverage, scale=scales[r], weights=weights, ci=INTERVAL,
+            columns=columns,
         ).assign(**keys[r])
         for r in rubrics
     ],
@@ -385,13 +391,19 @@ by_question = replace(columns, cluster=columns.cluster or columns.item)
 authored = {
     r: t
     for r, t in long.items()
-    if author in t.columns and t[author].isin(list(own.values())).any()
+    if r in rubrics and author in t.columns and t[author].isin(list(own.values())).any()
 }
 if authored:
     self_pref = pd.concat(
         [
             panel_self_preference(
-                t, JUDGES, human=human, own=own, author_col=author, columns=by_question, seed=seed
+                t,
+                panel_of[r],
+                human=human,
+                own=own,
+                author_col=author,
+                columns=by_question,
+                seed=seed,
             ).assign(**keys[r])
             for r, t in authored.items()
         ],
