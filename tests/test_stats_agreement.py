@@ -134,7 +134,7 @@ def test_pairs_are_joined_on_item_before_dropping():
     assert row["n"] == 3
     assert row["estimate"] == pytest.approx(cohen_kappa_score([0, 5, 0], [0, 5, 3]))
     assert row["n_dropped"] == 3
-    assert row["dropped_reason"] == "a:not rated: 1; b:abstain: 1; b:error: 1"
+    assert row["dropped_reason"] == "abstain (b): 1; error (b): 1; not rated (a): 1"
 
 
 def test_custom_column_names_and_scale_object():

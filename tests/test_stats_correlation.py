@@ -93,7 +93,7 @@ def test_correlation_pairs_on_item_and_reports_drops():
     df.loc[30 + 7, "score"] = -1
     row = correlation(df, "x", "y").iloc[0]
     assert row["n"] == 28
-    assert row["dropped_reason"] == "a:missing: 1; b:abstain: 1"
+    assert row["dropped_reason"] == "abstain (y): 1; missing (x): 1"
 
 
 def test_status_summary_counts_every_status_including_zeros():

@@ -22,16 +22,21 @@ class Mode:
         run: Sends the batches of one run and returns their final rows in order.
         first_asks: Foresees the first asks of every plan (tokens, stored, first request).
         context_tokens: Whether the mode reads the ``context_tokens`` budget.
+        requests_alone: Whether every request can be sent without waiting for another's
+            reply (what a request file for the Batch API or ``vllm run-batch`` needs).
     """
 
     run: ModeRunner
     first_asks: AsksPlanner = independent_asks
     context_tokens: bool = False
+    requests_alone: bool = True
 
 
 MODES: dict[str, Mode] = {
     "independent": Mode(run_independent),
-    "conversation": Mode(run_conversation, conversation_asks, context_tokens=True),
+    "conversation": Mode(
+        run_conversation, conversation_asks, context_tokens=True, requests_alone=False
+    ),
 }
 
 

@@ -30,7 +30,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,16 @@ from typing import Any
 from judgekit.engine import storelock
 from judgekit.engine.keys import RequestKey, canonical_json
 from judgekit.engine.migrations import SCHEMA_VERSION, migrate, schema_version
-from judgekit.types import ChatReply, Usage, UsageError
+from judgekit.engine.store_rows import (
+    CALL_COLUMNS,
+    COLUMNS,
+    StoredCall,
+    insert_rows,
+    read_jsonl,
+    stored_call,
+    written_out,
+)
+from judgekit.types import ChatReply, UsageError
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -49,49 +57,9 @@ __all__ = [
     "canonical_json",
 ]
 
-_COLUMNS: tuple[str, ...] = (
-    "request_hash",
-    "state",
-    "rubric",
-    "variant",
-    "model",
-    "run",
-    "attempt",
-    "options",
-    "messages",
-    "reply_text",
-    "reply_model",
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "latency_s",
-    "finish_reason",
-    "request_id",
-    "top_logprobs",
-    "http_attempts",
-    "error",
-    "requested_at",
-    "answered_at",
-    "endpoint",
-    "base_hash",
-    "reasoning",
-    "refusal",
-    "reask_hint",
-)
-
 
 class StoreWriteError(RuntimeError):
     """The store file could not be written (a full disk, a read-only folder); names the file."""
-
-
-@dataclass(frozen=True)
-class StoredCall:
-    """A finished request as recorded: its reply, or the error that ended it."""
-
-    request_hash: str
-    reply: ChatReply | None
-    error: str | None
-    failed_attempts: int = 0  # HTTP attempts spent on a call that failed
 
 
 def _now() -> str:
@@ -145,7 +113,7 @@ class ResponseStore:
         if source.name.endswith(".jsonl.gz"):
             memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
             migrate(memory, source)
-            _insert_rows(memory, _read_jsonl(source))
+            insert_rows(memory, read_jsonl(source))
             return cls(source, _readonly_connection=memory)
         uri = f"{source.resolve().as_uri()}?mode=ro"
         connection = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
@@ -273,9 +241,9 @@ class ResponseStore:
         """The finished call with this hash, or ``None`` if it was never answered."""
         with self._lock:
             row = self._db.execute(
-                f"SELECT {_CALL_COLUMNS} FROM requests WHERE request_hash=?", (request_hash,)
+                f"SELECT {CALL_COLUMNS} FROM requests WHERE request_hash=?", (request_hash,)
             ).fetchone()
-        return None if row is None else _stored_call(row)
+        return None if row is None else stored_call(row)
 
     def state(self, request_hash: str) -> str | None:
         """``pending``, ``ok`` or ``error`` for a recorded request; ``None`` if never recorded."""
@@ -300,20 +268,20 @@ class ResponseStore:
             return exact
         with self._lock:
             rows = self._db.execute(
-                f"SELECT {_CALL_COLUMNS}, endpoint FROM requests WHERE base_hash=?"
+                f"SELECT {CALL_COLUMNS}, endpoint FROM requests WHERE base_hash=?"
                 " AND state != 'pending' ORDER BY endpoint",
                 (key.base_hash,),
             ).fetchall()
         legacy = [row for row in rows if row[-1] == ""]
         if legacy or not offline or not rows:
-            return _stored_call(legacy[0][:-1]) if legacy else None
+            return stored_call(legacy[0][:-1]) if legacy else None
         endpoints = sorted({row[-1] for row in rows})
         if len(endpoints) > 1:
             raise UsageError(
                 f"{self.path}: this request was answered by {len(endpoints)} endpoints "
                 f"({', '.join(endpoints)}); pass the base URL of the one to replay"
             )
-        return _stored_call(rows[0][:-1])
+        return stored_call(rows[0][:-1])
 
     def answered(
         self, *, model: str, rubric: str, variant: str, run: int, endpoint: str, offline: bool
@@ -352,12 +320,12 @@ class ResponseStore:
         with self._lock:
             instructions = dict(self._db.execute("SELECT digest, content FROM instructions"))
             cursor = self._db.execute(
-                f"SELECT {', '.join(_COLUMNS)} FROM requests ORDER BY requested_at, request_hash"
+                f"SELECT {', '.join(COLUMNS)} FROM requests ORDER BY requested_at, request_hash"
             )
             fetched = cursor.fetchall()
         for values in fetched:
-            row = dict(zip(_COLUMNS, values, strict=True))
-            row["messages"] = _written_out(row["messages"], instructions)
+            row = dict(zip(COLUMNS, values, strict=True))
+            row["messages"] = written_out(row["messages"], instructions)
             yield row
 
     def export(self, path: str | Path) -> Path:
@@ -382,78 +350,3 @@ class ResponseStore:
             copy.close()
         partial.replace(target)
         return target
-
-
-_CALL_COLUMNS = (
-    "request_hash, state, reply_text, reply_model, prompt_tokens, completion_tokens,"
-    " cached_tokens, latency_s, finish_reason, request_id, top_logprobs, http_attempts, error,"
-    " reasoning, refusal"
-)
-
-
-def _stored_call(row: Sequence[Any]) -> StoredCall | None:
-    """A row of :data:`_CALL_COLUMNS` as a finished call (``None`` while pending)."""
-    request_hash, state = row[0], row[1]
-    if state == "pending":
-        return None
-    if state == "error":
-        return StoredCall(request_hash, None, row[12], failed_attempts=row[11] or 0)
-    logprobs = None
-    if row[10] is not None:
-        logprobs = tuple(tuple((tok, lp) for tok, lp in step) for step in json.loads(row[10]))
-    reply = ChatReply(
-        text=row[2],
-        model=row[3],
-        usage=Usage(row[4] or 0, row[5] or 0, row[6] or 0),
-        latency_s=row[7] or 0.0,
-        finish_reason=row[8],
-        request_id=row[9],
-        top_logprobs=logprobs,
-        http_attempts=row[11] or 1,
-        reasoning=row[13],
-        refusal=row[14],
-    )
-    return StoredCall(request_hash, reply, None)
-
-
-def _written_out(messages: str, instructions: Mapping[str, str]) -> str:
-    """Stored messages (JSON) with every instructions reference replaced by its text."""
-    if '"instructions":' not in messages:
-        return messages
-    full = []
-    for message in json.loads(messages):
-        digest = message.pop("instructions", None)
-        full.append(message if digest is None else {**message, "content": instructions[digest]})
-    return canonical_json(full)
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {line_number} is not JSON ({exc.msg})") from None
-    return rows
-
-
-def _insert_rows(db: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Add rows; an answered row also replaces a local row that was never answered."""
-    placeholders = ", ".join("?" for _ in _COLUMNS)
-    updates = ", ".join(f"{column}=excluded.{column}" for column in _COLUMNS[1:])
-    db.execute("BEGIN")
-    db.executemany(
-        f"INSERT INTO requests ({', '.join(_COLUMNS)}) VALUES ({placeholders})"
-        f" ON CONFLICT(request_hash) DO UPDATE SET {updates}"
-        " WHERE requests.state != 'ok' AND excluded.state = 'ok'",
-        [tuple(_with_endpoint(row).get(column) for column in _COLUMNS) for row in rows],
-    )
-    db.execute("COMMIT")
-
-
-def _with_endpoint(row: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A row exported before schema 2 gets the values migration 2 gives stored rows."""
-    if row.get("base_hash") is not None:
-        return row
-    return {**row, "endpoint": row.get("endpoint") or "", "base_hash": row["request_hash"]}

@@ -188,23 +188,25 @@ class Pairs:
 def pair_scores(usable: Usable, rater_a: object, rater_b: object) -> Pairs:
     """Join two raters on item first, then drop each pair with an unusable side.
 
-    A pair is dropped with the reason of its first unusable side (``a:abstain``, ``b:missing``,
-    ``b:not rated`` for an item the other rater never saw).
+    A pair is dropped with the reason of its first unusable side, named by its rater
+    (``abstain (judge)``, ``missing (judge)``, ``not rated (human)`` for an item the other
+    rater never saw).
     """
     sides = []
-    for tag, rater in (("a", rater_a), ("b", rater_b)):
+    for rater in (rater_a, rater_b):
         ok = usable.scores[usable.scores["rater"] == rater].set_index("item")["score"]
         bad = usable.reasons[usable.reasons["rater"] == rater]
         if ok.empty and bad.empty:
             raise ValueError(f"no rows for rater {rater!r}")
         bad = bad[~bad["item"].isin(ok.index)].drop_duplicates("item").set_index("item")
-        status = pd.concat([pd.Series("", index=ok.index, dtype=object), f"{tag}:" + bad["reason"]])
+        named = bad["reason"] + f" ({rater})"
+        status = pd.concat([pd.Series("", index=ok.index, dtype=object), named])
         sides.append((ok, status))
     joined = pd.concat(
         {"sa": sides[0][0], "ra": sides[0][1], "sb": sides[1][0], "rb": sides[1][1]}, axis=1
     )
-    joined["ra"] = joined["ra"].fillna("a:not rated")
-    joined["rb"] = joined["rb"].fillna("b:not rated")
+    joined["ra"] = joined["ra"].fillna(f"not rated ({rater_a})")
+    joined["rb"] = joined["rb"].fillna(f"not rated ({rater_b})")
     why = joined["ra"].where(joined["ra"] != "", joined["rb"])
     keep = why == ""
     n_dropped, text = describe_drops(why[~keep])

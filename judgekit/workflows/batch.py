@@ -24,6 +24,7 @@ from judgekit.config import stop_on_signals
 from judgekit.engine import PROVIDERS, JudgeOptions, OpenAIJudge, ResponseStore
 from judgekit.engine.batch_files import BatchLimits, BatchState
 from judgekit.engine.estimate import CostEstimate
+from judgekit.engine.modes import MODES
 from judgekit.types import UsageError
 from judgekit.workflows.clients import EndpointOptions, planning_client
 from judgekit.workflows.panel import JUDGE_COLUMN
@@ -75,7 +76,8 @@ def check_batch_command(
         raise UsageError("--batch-api sends the requests, --write-requests writes them: pick one")
     if judging.offline:
         raise UsageError(f"{flag} is for requests the store cannot answer; leave out --offline")
-    if judging.mode != "independent":
+    mode = MODES.get(judging.mode)  # an unknown mode is named by the engine's option check
+    if mode is not None and not mode.requests_alone:
         raise UsageError(
             f"{flag} sends every request on its own; --mode {judging.mode} needs each "
             "reply before the next request (leave out --mode)"
@@ -292,7 +294,8 @@ def judge_in_batches(
 
     if not isinstance(options.store, str | Path):
         raise UsageError("the Batch API needs a store path (store_path or the output folder)")
-    if options.offline or options.mode != "independent":
+    mode = MODES.get(options.mode)
+    if options.offline or (mode is not None and not mode.requests_alone):
         raise UsageError("the Batch API sends every request on its own: no offline, no mode")
     chosen = {label: batch_client(client) for label, client in clients.items()}
     outcomes = {}
