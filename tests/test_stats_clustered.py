@@ -187,7 +187,7 @@ def test_no_usable_pairs_and_no_scale_does_not_crash():
     row = cohen_kappa(df, "A", "B", weights="quadratic").iloc[0]
     assert row["n"] == 0 and np.isnan(row["estimate"])
     assert row["note"] == "undefined: no usable pairs"
-    assert row["dropped_reason"] == "a:missing: 3"
+    assert row["dropped_reason"] == "missing (A): 3"
 
 
 def test_holm_and_benjamini_hochberg_against_hand_computation_per_family():
