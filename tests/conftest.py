@@ -38,3 +38,12 @@ def judge_job() -> Callable[..., subprocess.Popen[bytes]]:
         )
 
     return start
+
+
+@pytest.fixture
+def items_csv(tmp_path: Path) -> Path:
+    """Four items (ID, question, answer, reference); a test module may define its own."""
+    path = tmp_path / "items.csv"
+    rows = "".join(f"{i},Question {i}?,Answer {i},Answer {i}\n" for i in range(1, 5))
+    path.write_text("ID,Question,Answer,Ref_Answer\n" + rows, encoding="utf-8")
+    return path

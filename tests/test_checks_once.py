@@ -45,14 +45,6 @@ def simulator() -> Iterator[str]:
         yield sim.base_url
 
 
-@pytest.fixture
-def items_csv(tmp_path: Path) -> Path:
-    path = tmp_path / "items.csv"
-    rows = "".join(f"{i},Question {i}?,Answer {i},Answer {i}\n" for i in range(1, 5))
-    path.write_text("ID,Question,Answer,Ref_Answer\n" + rows, encoding="utf-8")
-    return path
-
-
 def _judge(items: Path, out: Path, url: str, *extra: str) -> None:
     argv = ["judge", str(items), "--rubric", "riddle_accuracy", "--output", str(out), *extra]
     assert main(argv) == 0

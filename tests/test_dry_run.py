@@ -59,14 +59,6 @@ def test_probe_on_a_fixed_latency_server_gives_requests_times_latency() -> None:
     assert 10 * latency * 0.95 <= measured.wall_s(estimate) <= 10 * measured.probe_s
 
 
-@pytest.fixture
-def items_csv(tmp_path: Path) -> Path:
-    path = tmp_path / "items.csv"
-    rows = "".join(f"{i},Question {i}?,Answer {i},Answer {i}\n" for i in range(1, 5))
-    path.write_text("ID,Question,Answer,Ref_Answer\n" + rows, encoding="utf-8")
-    return path
-
-
 def _dry_run(items: Path, tmp_path: Path, *extra: str) -> None:
     argv = ["judge", str(items), "--rubric", "riddle_accuracy", "--dry-run"]
     assert main([*argv, "--output", str(tmp_path / "out.csv"), *extra]) == 0
