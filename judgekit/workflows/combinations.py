@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.data.tidy import HUMAN
+from judgekit.types import UsageError
 
 #: What identifies one judged combination (the judgments' columns).
 KEYS = ("rubric", "variant", "judge", "run")
@@ -23,7 +24,8 @@ def selected(verdicts: pd.DataFrame, variant: str = "", run: int = 0) -> pd.Data
     """The verdicts of one prompt variant and one run; ``""`` or ``0``: every one judged.
 
     Raises:
-        ValueError: When the study holds no verdicts of that variant or run (names them).
+        UsageError: When the study holds no verdicts of that variant or run: a notebook
+            parameter to fix, named in one line with what was judged.
     """
     chosen = verdicts
     if variant:
@@ -34,7 +36,10 @@ def selected(verdicts: pd.DataFrame, variant: str = "", run: int = 0) -> pd.Data
         judged = ", ".join(
             f"{v} run {r}" for v, r in verdicts[["variant", "run"]].drop_duplicates().values
         )
-        raise ValueError(f"no verdicts of variant {variant!r} run {run}; judged: {judged}")
+        raise UsageError(
+            f"parameters variant={variant!r}, run={run}: no verdicts; judged: {judged}"
+            ' (variant="" and run=0 take every one)'
+        )
     return chosen
 
 
