@@ -108,18 +108,27 @@ async def collect_pending(
     client: JudgeClient,
     store: ResponseStore,
     give_up: frozenset[str] = frozenset(),
+    *,
+    checked: bool = False,
     **judge_options: Any,
 ) -> list[PendingRequest]:
     """The requests the store cannot answer yet, found by walking the study as ``judge()``.
 
     Re-asks appear once the replies they depend on are stored; ``give_up`` lists store keys
-    whose stored failure is final (replayed, not collected).
+    whose stored failure is final (replayed, not collected); ``checked`` as in ``ajudge``.
     """
     collector = _Collector(give_up=set(give_up))
     token = _COLLECTOR.set(collector)
     try:
         await ajudge(
-            items, rubric, client, store=store, mode=COLLECT_MODE, progress=False, **judge_options
+            items,
+            rubric,
+            client,
+            store=store,
+            mode=COLLECT_MODE,
+            progress=False,
+            checked=checked,
+            **judge_options,
         )
     finally:
         _COLLECTOR.reset(token)
@@ -185,7 +194,9 @@ async def abatch_judge(
         max_rounds = (int(judge_options.get("max_reasks", 2)) + 1) * (max_line_retries + 1) + 1
         for round_number in range(1, max_rounds + 1):
             give_up = frozenset(h for h, n in failures.items() if n > max_line_retries)
-            pending = await collect_pending(items, rubric, client, opened, give_up, **judge_options)
+            pending = await collect_pending(
+                items, rubric, client, opened, give_up, checked=round_number > 1, **judge_options
+            )
             if not pending:
                 break
             by_hash = {p.key.hash: p for p in pending}
@@ -203,8 +214,15 @@ async def abatch_judge(
                     answered += 1
         else:
             raise RuntimeError("Batch API rounds did not settle; this is a bug in batch_api")
-        table = await ajudge(
-            items, rubric, client, store=opened, offline=True, progress=False, **judge_options
+        table = await ajudge(  # the first round checked the items and these options
+            items,
+            rubric,
+            client,
+            store=opened,
+            offline=True,
+            progress=False,
+            checked=True,
+            **judge_options,
         )
     finally:
         if owns_sdk:
