@@ -505,3 +505,28 @@ def test_repeated_study_is_reproducible_against_a_deterministic_endpoint(tmp_pat
     assert (tables[0]["attempt"] > 1).any()
     timing = ["latency_s", "cached_tokens"]
     pd.testing.assert_frame_equal(tables[0].drop(columns=timing), tables[1].drop(columns=timing))
+
+
+@pytest.mark.parametrize("caller_froze", [False, True])
+def test_objects_older_than_the_run_sit_out_full_collections_and_are_handed_back(
+    caller_froze: bool,
+) -> None:
+    import gc
+
+    frozen_during: list[int] = []
+
+    class Watching(OpenAIJudge):
+        async def complete(self, request):  # type: ignore[no-untyped-def]
+            frozen_during.append(gc.get_freeze_count())
+            return await super().complete(request)
+
+    if caller_froze:
+        gc.freeze()
+    try:
+        with run_simulator(SimulatorConfig()) as sim:
+            client = Watching("sim-judge", base_url=sim.base_url, provider="simulator")
+            table = judge(riddle_items(4), ACCURACY, client, batch_size=2, progress=False)
+        assert len(table) == 4 and frozen_during and min(frozen_during) > 0
+        assert (gc.get_freeze_count() == 0) is not caller_froze  # a caller's freeze is kept
+    finally:
+        gc.unfreeze()
