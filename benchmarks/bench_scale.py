@@ -29,7 +29,7 @@ loop's own windows of 1,000 and its whole-run rate move that much from one run t
 two things are measured to see through it:
 
 * the rate ratio is the median over repeated runs taken in turn (judgekit then the loop, then
-  the loop then judgekit, ...; five at up to 10^4 items, one at 10^5, or
+  the loop then judgekit, ...; five at up to 10^4 items, two at 10^5, or
   ``BENCH_SCALE_REPEATS``), each run paired with the one beside it;
 * flat means no trend as the study grows: the least-squares line through a run's window rates
   loses at most 10 % from its first window to its last (the median over the runs at a size;
@@ -260,7 +260,7 @@ def _growth(windows: Sequence[float]) -> str:
 def repeats(count: int) -> int:
     """Runs of each client at ``count`` items (``BENCH_SCALE_REPEATS`` overrides)."""
     told = os.environ.get("BENCH_SCALE_REPEATS")
-    return int(told) if told else (5 if count <= 10_000 else 1)
+    return int(told) if told else (5 if count <= 10_000 else 2)
 
 
 def measure_size(count: int, folder: Path) -> list[dict[str, Any]]:
