@@ -21,6 +21,7 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
+from judgekit.config import stop_on_signals
 from judgekit.data import read_frame, read_table, write_table
 from judgekit.labels.page import LabellingPage
 from judgekit.labels.select import default_label_count, select_for_labelling
@@ -167,8 +168,9 @@ def run_label(folder: str | Path, options: LabelOptions, err: TextIO | None = No
     if options.open_browser:
         webbrowser.open(page.url)
     try:
-        while True:
-            time.sleep(0.5)
+        with stop_on_signals():  # Ctrl-C stops it even when started with SIGINT ignored
+            while True:
+                time.sleep(0.5)
     except KeyboardInterrupt:
         pass
     finally:
