@@ -84,6 +84,8 @@ def start_label(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # as under a background job or nohup: Ctrl-C must stop it all the same
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     assert server.stderr is not None
     deadline = time.monotonic() + 60
