@@ -29,8 +29,8 @@ loop's own windows of 1,000 and its whole-run rate move that much from one run t
 two things are measured to see through it:
 
 * the rate ratio is the median over repeated runs taken in turn (judgekit then the loop, then
-  the loop then judgekit, ...; five at up to 10^4 items, two at 10^5, or
-  ``BENCH_SCALE_REPEATS``), each run paired with the one beside it;
+  the loop then judgekit, ...; nine at 10^3 items, whose runs last about 3 s, five at 10^4,
+  two at 10^5, or ``BENCH_SCALE_REPEATS``), each run paired with the one beside it;
 * flat means no trend as the study grows: the least-squares line through a run's window rates
   loses at most 10 % from its first window to its last (the median over the runs at a size;
   every run's is shown). At 10^4 items a run is 10 windows over about 30 s, short enough for
@@ -260,7 +260,9 @@ def _growth(windows: Sequence[float]) -> str:
 def repeats(count: int) -> int:
     """Runs of each client at ``count`` items (``BENCH_SCALE_REPEATS`` overrides)."""
     told = os.environ.get("BENCH_SCALE_REPEATS")
-    return int(told) if told else (5 if count <= 10_000 else 2)
+    if told:
+        return int(told)
+    return 9 if count <= 1_000 else 5 if count <= 10_000 else 2
 
 
 def measure_size(count: int, folder: Path) -> list[dict[str, Any]]:

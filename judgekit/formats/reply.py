@@ -74,13 +74,13 @@ class Echoes:
     """What the request showed the judge, so that copying it back cannot score an item.
 
     Attributes:
-        lines: Normalised non-blank lines of every item's own text.
+        item_texts: Every item's own text, as the request showed it.
         text: Every item's text with whitespace collapsed (for JSON spans).
         example: The prompt's ``ID,score`` example lines, normalised and in order.
         instructions: The system message with whitespace collapsed (its JSON example).
     """
 
-    lines: frozenset[str] = frozenset()
+    item_texts: tuple[str, ...] = ()
     text: str = ""
     example: tuple[str, ...] = ()
     instructions: str = ""
@@ -90,21 +90,31 @@ class Echoes:
         """Collect the item texts (``request.shown``) and the format example of a request."""
         if request is None:
             return cls()
-        item_texts = request.shown
+        item_texts = tuple(request.shown)
         example: tuple[str, ...] = ()
         instructions = ""
         for message in request.messages:
             if message.get("role") == "system":
                 example, instructions = _read_instructions(str(message.get("content") or ""))
                 break
-        lines = {normalise_line(line) for text in item_texts for line in text.split("\n")}
-        lines.discard("")
         joined = " ".join(" ".join(text.split()) for text in item_texts)
-        return cls(frozenset(lines), joined, example, instructions)
+        return cls(item_texts, joined, example, instructions)
+
+    @functools.cached_property
+    def lines(self) -> frozenset[str]:
+        """Normalised non-blank lines of every item's own text (built when first needed)."""
+        lines = {normalise_line(line) for text in self.item_texts for line in text.split("\n")}
+        lines.discard("")
+        return frozenset(lines)
 
     def has_line(self, line: str) -> bool:
-        """Whether a reply line is a copy of a line of some item's text."""
-        return normalise_line(line) in self.lines
+        """Whether a reply line is a copy of a line of some item's text.
+
+        A normalised item line is a run of the words of :attr:`text`, so a line not found
+        there is no copy, and the set of item lines is built only for one that is.
+        """
+        normalised = normalise_line(line)
+        return bool(normalised) and normalised in self.text and normalised in self.lines
 
     def has_span(self, span: str) -> bool:
         """Whether a JSON object of the reply is copied from an item's text or the prompt."""
