@@ -30,7 +30,7 @@ two things are measured to see through it:
 
 * the rate ratio is the median over repeated runs taken in turn (judgekit then the loop, then
   the loop then judgekit, ...; nine at 10^3 items, whose runs last about 3 s, five at 10^4,
-  two at 10^5, or ``BENCH_SCALE_REPEATS``), each run paired with the one beside it;
+  three at 10^5, or ``BENCH_SCALE_REPEATS``), each run paired with the one beside it;
 * flat means no trend as the study grows: the least-squares line through a run's window rates
   loses at most 10 % from its first window to its last (the median over the runs at a size;
   every run's is shown). At 10^4 items a run is 10 windows over about 30 s, short enough for
@@ -262,7 +262,7 @@ def repeats(count: int) -> int:
     told = os.environ.get("BENCH_SCALE_REPEATS")
     if told:
         return int(told)
-    return 9 if count <= 1_000 else 5 if count <= 10_000 else 2
+    return 9 if count <= 1_000 else 5 if count <= 10_000 else 3
 
 
 def measure_size(count: int, folder: Path) -> list[dict[str, Any]]:
