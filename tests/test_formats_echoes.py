@@ -7,7 +7,7 @@ definition (the normalised line is one of the items' normalised lines) on genera
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgekit.formats.reply import Echoes, normalise_line
@@ -29,11 +29,13 @@ def _echoes(item_texts: list[str]) -> Echoes:
     return Echoes.from_request(request)
 
 
+@settings(deadline=None)  # a slow CI machine must not fail a correct answer
 @given(st.lists(TEXT, min_size=1, max_size=3), TEXT)
 def test_has_line_is_the_definition_for_any_line(item_texts: list[str], line: str) -> None:
     assert _echoes(item_texts).has_line(line) == _by_definition(item_texts, line)
 
 
+@settings(deadline=None)
 @given(st.lists(TEXT, min_size=1, max_size=3), st.data())
 def test_a_copied_line_is_found_under_any_decoration(
     item_texts: list[str], data: st.DataObject
