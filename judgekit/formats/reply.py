@@ -75,7 +75,8 @@ class Echoes:
 
     Attributes:
         item_texts: Every item's own text, as the request showed it.
-        text: Every item's text with whitespace collapsed (for JSON spans).
+        text: Every item's text with whitespace collapsed (for JSON spans, and the first look
+            for a copied line).
         example: The prompt's ``ID,score`` example lines, normalised and in order.
         instructions: The system message with whitespace collapsed (its JSON example).
     """
