@@ -118,6 +118,19 @@ def usable_rows(
     return rows, +dropped
 
 
+def _snap_zero(estimate: float, se: float) -> float:
+    """``estimate``, or +0.0 when it is round-off next to its SE (its sign is noise, not data).
+
+    A slope that is zero in exact arithmetic comes out as +-1e-17 depending on BLAS paths;
+    below 1e-9 standard errors it is reported as 0.0 so that tables and drifts print alike.
+
+    Examples:
+        >>> _snap_zero(-1e-17, 0.8), _snap_zero(-0.25, 0.8)
+        (0.0, -0.25)
+    """
+    return 0.0 if abs(estimate) <= 1e-9 * abs(se) else estimate
+
+
 def _describe(dropped: Counter[str]) -> tuple[int, str]:
     return sum(dropped.values()), "; ".join(f"{k}: {v}" for k, v in sorted(dropped.items()))
 
@@ -151,6 +164,7 @@ def _group_effects(
     for term in varying:
         row = ols_term(fit, term)
         results[term] = {key: row[key] for key in (*INTERVAL_COLUMNS, "p_value")}
+        results[term]["estimate"] = _snap_zero(row["estimate"], row["se"])
         results[term]["note"] = ""
     return results
 
@@ -197,7 +211,7 @@ def position_effects(
         >>> print(shown.round(3).to_string(index=False))
                term  estimate  ci_low  ci_high
            position     0.143  -0.464    0.750
-        batch_index    -0.000  -1.744    1.744
+        batch_index     0.000  -1.744    1.744
     """
     if adjust not in ("item", "human", "difference"):
         raise ValueError(f"adjust must be 'item', 'human' or 'difference', got {adjust!r}")
@@ -271,7 +285,7 @@ def leniency_drift_verdict(effects: pd.DataFrame, *, tolerance: float = 0.5) -> 
         >>> print(verdicts[["term", "verdict", "drift"]].round(3).to_string(index=False))
                term      verdict  drift
            position inconclusive  0.714
-        batch_index inconclusive -0.000
+        batch_index inconclusive  0.000
     """
     if tolerance <= 0:
         raise ValueError(f"tolerance must be positive, got {tolerance}")
