@@ -32,6 +32,7 @@ from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import LABEL_COLUMNS, read_judgments, read_labels, write_judgments
 from judgekit.types import UsageError
 from judgekit.workflows.panel import JUDGE_COLUMN, label_slug
+from judgekit.workflows.replay import kept_rubric_hashes
 from judgekit.workflows.study import StudyFolder
 
 #: The layout version ``study.json`` records (1: one run per folder, before accumulation).
@@ -244,7 +245,8 @@ def write_study(
     commands = [*previous.get("commands", []), _command_entry(record, judgments)]
     by_label = {j["label"]: j for j in previous.get("judges", [])}
     by_label.update({j["label"]: dict(j) for j in judges})
-    judged = _judged(previous.get("judged", []), judgments, len(commands), settings or {})
+    hashed = {label: _with_rubric_hashes(root, rec) for label, rec in (settings or {}).items()}
+    judged = _judged(previous.get("judged", []), judgments, len(commands), hashed)
     new_manifest = {
         "judgekit": __version__,
         "layout": LAYOUT,
@@ -257,6 +259,14 @@ def write_study(
     }
     atomic_write_text(folder.manifest, json.dumps(new_manifest, indent=1, default=str) + "\n")
     return rejudged
+
+
+def _with_rubric_hashes(root: Path, record: Mapping[str, Any]) -> dict[str, Any]:
+    """A judge's replay record whose rubric copy carries the SHA-256 of each of its files."""
+    kept = dict(record.get("rubric") or {})
+    if kept.get("source"):
+        kept["sha256"] = kept_rubric_hashes(str(kept["source"]), root)
+    return {**record, "rubric": kept}
 
 
 def _judged(

@@ -26,7 +26,6 @@ from judgekit.data import read_frame, read_table, write_table
 from judgekit.labels.page import LabellingPage
 from judgekit.labels.select import default_label_count, select_for_labelling
 from judgekit.labels.session import LabellingSession
-from judgekit.rubrics import load_rubric
 from judgekit.types import UsageError
 from judgekit.workflows.study import Study, load_study
 
@@ -116,7 +115,7 @@ def study_plan(
         models = dict(
             zip(known["item_id"].astype(str), known["answer_model"].astype(str), strict=True)
         )
-    levels = load_rubric(rubric_name).scale.allowed
+    levels = study.rubric(rubric_name).scale.allowed
     why = ""
     if n is None:
         n, why = default_label_count(
@@ -143,7 +142,7 @@ def label_session(study: Study, options: LabelOptions) -> tuple[LabellingSession
     plan, about = study_plan(study, options.n, options.seed)
     ordered = labelling_items(study, plan)
     shown = ("Model",) if options.show_model and "Model" in ordered.columns else ()
-    rubric = load_rubric(str(plan["rubric"].iloc[0]))
+    rubric = study.rubric(str(plan["rubric"].iloc[0]))
     session = LabellingSession(
         ordered, rubric, study.folder.long_labels, options.labeller, show_columns=shown
     )

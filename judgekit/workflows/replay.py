@@ -51,7 +51,8 @@ KEPT_RUBRICS = "rubrics"
 def keep_rubric(spec: str, study: Path) -> str:
     """The rubric as the study keeps it: a packaged name as is, a user's rubric copied in.
 
-    A prompt file (with its ``.yaml``/``.yml`` sidecar) or a rubric folder is copied to
+    A prompt file (with its ``.yaml``/``.yml`` sidecar and its variants beside it,
+    ``<stem>.<variant><suffix>``) or a rubric folder is copied to
     ``rubrics/<name>-<sha256 of its files, 8 hex>/``, so every judged combination names the
     exact prompt it was judged with, and the study (and its bundle) carries it.
 
@@ -63,15 +64,16 @@ def keep_rubric(spec: str, study: Path) -> str:
     if spec in list_rubrics():
         return spec
     source = Path(spec)
-    files = (
-        sorted(p for p in source.rglob("*") if p.is_file())
-        if source.is_dir()
-        else [
+    if source.is_dir():
+        files = sorted(p for p in source.rglob("*") if p.is_file())
+    else:  # the prompt, its settings and variants; not e.g. the items file beside it
+        ends = (source.suffix or "\0", ".yaml", ".yml")
+        beside = (
             p
-            for p in (source, source.with_suffix(".yaml"), source.with_suffix(".yml"))
-            if p.is_file()
-        ]
-    )
+            for p in source.parent.iterdir()
+            if p.name.startswith(f"{source.stem}.") and p.name.endswith(ends) and p != source
+        )
+        files = [source, *sorted(p for p in beside if p.is_file())]
     digest = hashlib.sha256()
     base = source if source.is_dir() else source.parent
     for path in files:
@@ -83,6 +85,23 @@ def keep_rubric(spec: str, study: Path) -> str:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
     return (kept if source.is_dir() else kept / source.name).as_posix()
+
+
+def kept_rubric_hashes(source: str, study: Path) -> dict[str, str]:
+    """The SHA-256 of every file of a kept rubric copy, by its path in the study (packaged: none).
+
+    ``source`` is what :func:`keep_rubric` returned; the study refuses a copy whose files no
+    longer have these hashes (:func:`judgekit.workflows.study.study_rubric`).
+    """
+    copy = study / source
+    if not copy.exists() or Path(source).parts[:1] != (KEPT_RUBRICS,):
+        return {}
+    folder = copy if copy.is_dir() else copy.parent
+    return {
+        path.relative_to(study).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 def judging_record(

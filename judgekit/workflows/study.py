@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -40,6 +40,9 @@ from judgekit.data import DataError, read_frame
 from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import JUDGE, LABEL_COLUMNS, final_verdicts, read_judgments
 from judgekit.types import Status, UsageError
+
+if TYPE_CHECKING:
+    from judgekit.rubrics import JinjaRubric
 
 #: The study's cluster column: answers to the same question are alike (named here only).
 CLUSTER_COLUMN = "question"
@@ -140,6 +143,24 @@ class Study:
     human: pd.DataFrame
     settings: dict[str, Any]
     judges: tuple[Mapping[str, Any], ...] = ()
+    _rubrics: dict[str, JinjaRubric] = field(default_factory=dict, compare=False, repr=False)
+
+    def rubric(self, name: str) -> JinjaRubric:
+        """The rubric ``name`` was judged with: packaged, or the study's checked copy of the user's.
+
+        Every notebook and ``judgekit label`` take the rubric from here, never by name alone, so
+        an own prompt file or rubric folder is found wherever the study goes
+        (:func:`study_rubric`).
+
+        Raises:
+            UsageError: One line, for a rubric the study neither records nor judgekit packages,
+                or a copy changed since it was judged.
+        """
+        from judgekit.workflows.study_rubrics import study_rubric
+
+        if name not in self._rubrics:
+            self._rubrics[name] = study_rubric(self.folder, name)
+        return self._rubrics[name]
 
     @property
     def cluster(self) -> str | None:

@@ -34,7 +34,6 @@ from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import HUMAN, VERDICT_KEYS, rater_table, shared_scored_items
 from judgekit.labels.table import describe_human_labels, label_conflicts
-from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.agreement import agreement_rates, cohen_kappa
 from judgekit.stats.confusion import confusion_table
@@ -69,7 +68,7 @@ for combination, rows in combinations(chosen, KEYS):
     name = label(combination)
     keys[name] = combination
     long[name] = rater_table(rows, labels, rubric=combination["rubric"], rater="judge")
-scales = {r: load_rubric(r).scale for r in rubrics}
+scales = {r: study.rubric(r).scale for r in rubrics}
 # A judge sharing fewer than two scored items with the human cannot be compared: say so.
 pairs = [n for n in long if shared_scored_items(long[n], [keys[n]["judge"], HUMAN]) >= 2]
 for name in [n for n in long if n not in pairs]:
@@ -281,7 +280,7 @@ people = study.human
 for rubric in sorted(set(people["rubric"])):
     mine = people[people["rubric"] == rubric]
     between = inter_human_agreement(
-        mine, load_rubric(rubric).scale.allowed, ci=replace(interval, method="bca")
+        mine, study.rubric(rubric).scale.allowed, ci=replace(interval, method="bca")
     )
     if between.empty:
         print(
@@ -300,7 +299,7 @@ if calibration is None:
     print("no calibration record yet (notebook 08 writes one)")
 else:
     print(describe_calibration(calibration))
-    calibrated = load_rubric(calibration["rubric"])
+    calibrated = study.rubric(calibration["rubric"])
     # The record names the judge's model; a report of every variant checks the prompt only.
     for judge, model in verdicts[["judge", "model"]].drop_duplicates().itertuples(index=False):
         current = {

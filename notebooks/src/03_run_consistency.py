@@ -30,7 +30,6 @@ from IPython.display import display
 from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import rater_table, shared_scored_items
-from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import run_consistency
 from judgekit.workflows.combinations import combinations, label, selected
@@ -63,7 +62,7 @@ for combination, judged in combinations(verdicts, KEYS):
     if len(runs) < 2 or shared_scored_items(rows, runs, rater_col="run") < 2:
         print(f"skipped {panel}: fewer than two items scored in each of two or more runs")
         continue
-    scale = load_rubric(combination["rubric"]).scale
+    scale = study.rubric(combination["rubric"]).scale
     consistency = partial(run_consistency, rows, scale=scale, target=target)
     result = consistency(ci=interval)
     summaries.append(result.summary.assign(**combination))

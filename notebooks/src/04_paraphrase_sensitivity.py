@@ -29,7 +29,6 @@ from IPython.display import display
 from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import rater_table, shared_scored_items
-from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import paraphrase_sensitivity
 from judgekit.workflows.combinations import combinations, label, selected
@@ -64,7 +63,7 @@ for combination, judged in combinations(verdicts, KEYS):
         print(f"skipped {name}: fewer than two items scored under two or more variants")
         continue
     keys[name] = combination
-    scale = load_rubric(combination["rubric"]).scale
+    scale = study.rubric(combination["rubric"]).scale
     sensitivity = partial(paraphrase_sensitivity, long, scale=scale, threshold=gate)
     results[name] = sensitivity(ci=interval)
     if study.cluster:

@@ -29,7 +29,6 @@ from judgekit.data.tidy import (
     rater_table,
     with_human_score,
 )
-from judgekit.rubrics import load_rubric
 from judgekit.stats import Columns
 from judgekit.stats.bias import BIAS_COLUMNS, length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
@@ -71,12 +70,12 @@ for rubric in rubrics:
         group="answer_model",
         panel="rater",
         panel_order=[HUMAN, *sorted(set(table["rater"]) - {HUMAN})],
-        levels=load_rubric(rubric).scale.allowed,
+        levels=study.rubric(rubric).scale.allowed,
         score_label=rubric,
     )
     saved = plots.save_figure(fig, plots.figure_name("distributions", rubric), folder=figures)
     usable = table[table["status"] == "ok"]
-    assert usable["score"].isin(load_rubric(rubric).scale.allowed).all()
+    assert usable["score"].isin(study.rubric(rubric).scale.allowed).all()
 
 # %% [markdown]
 # **Figure: score distributions per answering model.** One panel per rater (the human, then
@@ -92,7 +91,7 @@ for rubric in rubrics:
         for rater in sorted(set(rows["rater"]) - set(scored.index)):
             print(f"skipped {rubric} / {rater}: no scored items")
         rows = rows[rows["rater"].isin(scored.index)]
-        result = score_coverage(rows, scale=load_rubric(rubric).scale, human=HUMAN)
+        result = score_coverage(rows, scale=study.rubric(rubric).scale, human=HUMAN)
         coverage.append(result.summary.assign(**combination))
 coverage_table = pd.concat(coverage, ignore_index=True)
 # Every judge's distribution is tested against the human's: one family of tests.

@@ -41,7 +41,6 @@ from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import read_table, write_table
-from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, Columns, leniency_drift_verdict, position_effects, position_profile
 from judgekit.stats.significance import adjust_p
 from judgekit.workflows.batch_probe import batch_size_sensitivity
@@ -171,13 +170,13 @@ sensitivity = pd.DataFrame()
 if batch_sizes:
     assert rubric and variant, "re-judging at batch_sizes needs one rubric and one variant"
     table = read_table(dataset, id_column=id_column)
-    items, _ = study_items(table, load_rubric(rubric), id_column=id_column)
+    items, _ = study_items(table, study.rubric(rubric), id_column=id_column)
     endpoint = EndpointOptions(judge_model or None, base_url or None, provider or None)
     with default_judge_client(endpoint, log_dir=tables) as client:
         print(f"judge model: {client.model}; {len(items)} items at sizes {batch_sizes}")
         sensitivity = batch_size_sensitivity(
             items,
-            load_rubric(rubric),
+            study.rubric(rubric),
             client,
             human[rubric],
             sizes=[int(size) for size in batch_sizes],

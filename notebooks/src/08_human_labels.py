@@ -48,7 +48,6 @@ from judgekit.labels import (
 from judgekit.labels.table import describe_human_labels, label_conflicts
 from judgekit.plots import plot_planner, plot_ppi_study
 from judgekit.riddles import riddles_v2_wide
-from judgekit.rubrics import load_rubric
 from judgekit.stats import CI, corrected_means, coverage_summary, plan_kappa_halfwidth, ppi_coverage
 from judgekit.stats.agreement import cohen_kappa
 from judgekit.types import UsageError
@@ -62,7 +61,7 @@ study, figures, tables = open_report(
     "human_labels", judgments_path, figures_dir=figures_dir, output_dir=output_dir, replies=True
 )  # the judge's reasons are for the disagreement review below, never for the labeller
 plan, about = study_plan(study, n_labels or None, seed, rubric_name)
-rubric = load_rubric(str(plan["rubric"].iloc[0]))
+rubric = study.rubric(str(plan["rubric"].iloc[0]))
 levels = rubric.scale.allowed
 print(f"{about}; rubric {rubric.name} {levels}")  # the plan itself is not shown: it is not blind
 

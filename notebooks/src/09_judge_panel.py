@@ -42,7 +42,6 @@ from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.data.tidy import HUMAN, rater_table
 from judgekit.riddles import RIDDLE_LABEL_SCALES, load_riddles_v2_scores
-from judgekit.rubrics import load_rubric
 from judgekit.stats import (
     CI,
     Columns,
@@ -79,7 +78,7 @@ if judgments_path:  # a judgekit study: one long table per rubric, variant and r
         keys[name] = {"combination": name, **combination}
         long[name] = rater_table(rows, study.labels, rubric=combination["rubric"], rater="judge")
     rubrics = list(long)  # each combination is analysed as the riddles study's rubrics are
-    scales = {n: load_rubric(keys[n]["rubric"]).scale.allowed for n in rubrics}
+    scales = {n: study.rubric(keys[n]["rubric"]).scale.allowed for n in rubrics}
     human, author = HUMAN, "answer_model"
     # A batched request's tokens are counted once, then shared over the items it held.
     calls = verdicts.drop_duplicates("request_hash")

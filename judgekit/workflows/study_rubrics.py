@@ -1,0 +1,97 @@
+"""The rubrics a study was judged with, found from its folder wherever it goes.
+
+``judgekit judge --study`` copies an own prompt file or rubric folder into the study's
+``rubrics/`` (:func:`judgekit.workflows.replay.keep_rubric`) and records in ``study.json``,
+for every (rubric, judge), the copy's path, the SHA-256 of each of its files, the
+``--column-map`` and ``--format-reminder`` it was judged with. :func:`study_rubric` gives the
+rubric back from that record (``Study.rubric(name)``), checked: a copy changed since is refused
+in one line. A packaged name, or a study judged before copies were kept, loads the packaged
+rubric of that name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Protocol
+
+from judgekit.rubrics import JinjaRubric, PromptRubric, list_rubrics
+from judgekit.types import UsageError
+from judgekit.workflows.own_prompt import load_any_rubric
+
+
+class Folder(Protocol):
+    """A study folder's layout (:class:`judgekit.workflows.study.StudyFolder`)."""
+
+    @property
+    def root(self) -> Path:
+        """The study folder."""
+
+    @property
+    def manifest(self) -> Path:
+        """Its ``study.json``."""
+
+
+def rubric_record(folder: Folder, name: str) -> dict[str, Any]:
+    """How ``study.json`` says ``name`` was last judged: ``source``, ``sha256``, ``column_map``...
+
+    ``{}`` for a study that records none (judged before the rubric was kept, or no
+    ``study.json``); the rubric is then the packaged one of that name.
+    """
+    try:
+        manifest = json.loads(folder.manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    judged = manifest.get("judged", []) if isinstance(manifest, dict) else []
+    latest: tuple[int, dict[str, Any]] = (-1, {})
+    for entry in judged if isinstance(judged, list) else []:
+        if not isinstance(entry, dict) or entry.get("rubric") != name:
+            continue
+        kept = (entry.get("settings") or {}).get("rubric")
+        if not isinstance(kept, dict) or not kept.get("source"):
+            continue
+        command = max((int(c.get("command", 0)) for c in entry.get("combinations", [])), default=0)
+        if command > latest[0]:
+            latest = (command, kept)
+    return latest[1]
+
+
+def study_rubric(folder: Folder, name: str) -> JinjaRubric:
+    """The rubric ``name`` of a study: packaged, or its own copy checked against ``study.json``.
+
+    A prompt file or rubric folder was copied into ``rubrics/`` when judged
+    (:func:`judgekit.workflows.replay.keep_rubric`) with the SHA-256 of each file; the copy is
+    loaded with the command's ``column_map`` and ``format_reminder``.
+
+    Raises:
+        UsageError: For a name neither recorded nor packaged, a missing copy, or a copied file
+            whose hash differs from the one recorded (one line naming the file).
+    """
+    kept = rubric_record(folder, name)
+    source = str(kept.get("source") or name)
+    reminder = kept.get("format_reminder")
+    if source in list_rubrics():
+        return load_any_rubric(source, (), reminder, option=f"rubric {name!r}")
+    if not kept:
+        raise UsageError(
+            f"rubric {name!r}: {folder.manifest} records no copy of it and judgekit packages no "
+            f"rubric of that name; judge the study again with --rubric FILE_OR_FOLDER"
+        )
+    for relative, digest in dict(kept.get("sha256") or {}).items():
+        path = folder.root / relative
+        found = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+        if found != digest:
+            raise UsageError(
+                f"rubric {name!r}: {path} {'is missing' if found == 'missing' else 'changed'} "
+                f"since the study was judged with it (SHA-256 in {folder.manifest.name}); "
+                "restore it, or judge the study again"
+            )
+    copy = folder.root / source
+    if not copy.exists():
+        raise UsageError(f"rubric {name!r}: {copy}, the study's copy of it, is missing")
+    column_map = list(kept.get("column_map") or ())
+    rubric = load_any_rubric(str(copy), (), reminder, option=f"rubric {name!r}")
+    if isinstance(rubric, PromptRubric) and column_map:
+        rubric = load_any_rubric(str(copy), column_map, reminder, option=f"rubric {name!r}")
+    return rubric
