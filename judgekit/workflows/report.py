@@ -2,12 +2,14 @@
 
 Parameters are derived from what the folder holds; a notebook whose inputs are absent is
 skipped with a one-line reason. Executed notebooks go to ``DIR/report/``, their tables to
-``DIR/report/tables/`` and figures to ``DIR/report/figures/``; each notebook's parameters
-(or why it was skipped) go to ``DIR/report/steps.json``. The human labels (the items' label
-column and the labelling tool's ``labels.csv``, one table) are read by each notebook from the
-folder; the labelling analysis (notebook 08) runs once ``judgekit label`` has made a plan and
-someone labelled. The notebooks ship with the
-project checkout, not the installed package, so this command needs a checkout.
+``DIR/report/tables/`` and figures to ``DIR/report/figures/``. ``DIR/report/steps.json``
+holds each notebook's parameters and ``status``: ``skipped`` (with the reason in
+``skipped``), ``ran`` (with ``skipped_parts``, the one line the notebook printed for each part
+that did not apply to the study) or ``failed`` (with the ``error``). The human labels (the
+items' label column and the labelling tool's ``labels.csv``, one table) are read by each
+notebook from the folder; the labelling analysis (notebook 08) runs once ``judgekit label``
+has made a plan and someone labelled. The notebooks ship with the project checkout, not the
+installed package, so this command needs a checkout.
 """
 
 from __future__ import annotations
@@ -241,6 +243,19 @@ def plan_report(contents: StudyContents) -> list[ReportStep]:
     ]  # fmt: skip
 
 
+def skipped_parts(notebook: Path) -> list[str]:
+    """The lines an executed notebook printed for each part it skipped (``skipped ...: why``)."""
+    import nbformat
+
+    lines = []
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                text = str(output.get("text", ""))
+                lines += [line for line in text.splitlines() if line.startswith("skipped ")]
+    return lines
+
+
 def run_report(
     folder: str | Path, err: TextIO | None = None, own_models: Sequence[str] = ()
 ) -> Path:
@@ -287,13 +302,15 @@ def run_report(
         print(f"human labels compared with the judges: {contents.labels_source}", file=err)
     failures: list[str] = []
     steps = plan_report(contents)
-    record = [
+    record: list[dict[str, Any]] = [
         {"notebook": s.notebook, "parameters": s.parameters, "skipped": s.skipped,
-         "covers": list(s.covers)}
+         "covers": list(s.covers), "status": "skipped" if s.skipped else "planned"}
         for s in steps
     ]  # fmt: skip
     atomic_write_text(report / REPORT_STEPS, json.dumps(record, indent=1) + "\n")
-    for step in steps:
+    for step, entry in zip(steps, record, strict=True):
+        for stale in (f"{step.notebook}.ipynb", f"{step.notebook}.failed.ipynb"):
+            (report / stale).unlink(missing_ok=True)  # an earlier report's: not this one's
         if step.skipped:
             print(f"skipped {step.notebook}: {step.skipped}", file=err)
             continue
@@ -301,10 +318,14 @@ def run_report(
         run = NotebookRun(step.notebook, notebooks / f"{step.notebook}.ipynb", parameters)
         print(f"running {step.notebook} ...", file=err, flush=True)
         try:
-            execute(run, report)
+            executed = execute(run, report)
         except RunFailed as error:  # the failed notebook is kept; the others still run
             failures.append(str(error))
+            entry.update(status="failed", error=str(error))
             print(f"failed {step.notebook}: {error}", file=err)
+        else:
+            entry.update(status="ran", skipped_parts=skipped_parts(executed))
+        atomic_write_text(report / REPORT_STEPS, json.dumps(record, indent=1) + "\n")
     print(f"report: notebooks in {report}, tables in {report / 'tables'}, figures in "
           f"{report / 'figures'}", file=err)  # fmt: skip
     if failures:

@@ -47,6 +47,13 @@ verdicts, labels = selected(study.verdicts, run=run), study.labels
 rubrics = list(pd.unique(verdicts["rubric"]))
 long = {r: rater_table(verdicts, labels, rubric=r, rater="judge") for r in rubrics}
 MIN_SCORED = 3  # a regression needs a few scored answers; fewer are skipped, and said so
+# Rubrics with a human label: the comparisons and both bias probes need the human score.
+with_human = [r for r in rubrics if (long[r]["rater"] == HUMAN).any()]
+for rubric in sorted(set(rubrics) - set(with_human)):
+    print(
+        f"skipped human comparison, length bias and self-preference for {rubric}: no human "
+        "labels (--labels-column, or `judgekit label`); distributions and scale use only"
+    )
 SEVERAL_RUNS = verdicts["run"].nunique() > 1  # then each panel names its run
 print(f"rubrics: {rubrics}; judges: {list(pd.unique(verdicts['judge']))}")
 
@@ -91,7 +98,8 @@ for rubric in rubrics:
         for rater in sorted(set(rows["rater"]) - set(scored.index)):
             print(f"skipped {rubric} / {rater}: no scored items")
         rows = rows[rows["rater"].isin(scored.index)]
-        result = score_coverage(rows, scale=study.rubric(rubric).scale, human=HUMAN)
+        human = HUMAN if rubric in with_human else None
+        result = score_coverage(rows, scale=study.rubric(rubric).scale, human=human)
         coverage.append(result.summary.assign(**combination))
 coverage_table = pd.concat(coverage, ignore_index=True)
 # Every judge's distribution is tested against the human's: one family of tests.
@@ -117,7 +125,7 @@ print(f"standard errors clustered on {by_cluster.cluster!r}")
 
 # %%
 length_rows = []
-for rubric in rubrics:
+for rubric in with_human:
     absent = [c for c in ("answer_chars", "question") if c not in long[rubric].columns]
     if absent:
         print(f"skipped {rubric}: the judgments lack {absent} (Answer and Question columns)")
@@ -152,7 +160,7 @@ if not own_models:
     )
 else:
     print("self-preference: " + ", ".join(f"{j} belongs to {m}" for j, m in own_models.items()))
-for rubric in rubrics if own_models else []:
+for rubric in with_human if own_models else []:
     for combination, rows in each_with_human(long[rubric], rubric=rubric):
         paired = with_human_score(rows)
         if (paired["status"] == "ok").sum() < MIN_SCORED:
