@@ -184,7 +184,10 @@ if pairs:
 # %%
 with_models = [n for n in pairs if "answer_model" in long[n].columns]
 if len(with_models) < len(pairs):
-    print("skipped where the items file has no Model column (the model that wrote each answer)")
+    print(
+        "skipped agreement per answering model where the items file has no Model column: "
+        "it names the model that wrote each answer"
+    )
 rows = [
     cohen_kappa(
         subset, keys[n]["judge"], HUMAN, scale=scales[keys[n]["rubric"]], weights="quadratic",
