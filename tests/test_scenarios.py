@@ -165,7 +165,7 @@ def test_an_own_study_goes_from_judge_to_a_verified_bundle(
     mine.mkdir()
     items, study = _items(mine / "items.csv"), tmp_path / "study"
     count = 2 if cell.judges == "panel" else 1
-    judges = [f"--judge=j{n}=simulator:m@{servers[n].base_url}" for n in range(count)]
+    judges = [f"--judge=j{n}=simulator:judge-{n}@{servers[n].base_url}" for n in range(count)]
     labels = ["--labels-column", "Human"] if cell.labels == "column" else ["--no-labels"]
     args = ["judge", str(items), "--rubric", _rubric(cell.rubric, mine), "--study", str(study)]
     args += [*labels, *judges, "--runs", str(cell.runs), "--max-unscored", str(N_ITEMS)]

@@ -118,3 +118,13 @@ def test_a_prompt_is_kept_with_its_settings_and_variants_but_not_its_neighbours(
     kept = keep_rubric(str(prompt), study)
     names = sorted(p.name for p in (study / kept).parent.iterdir())
     assert names == ["accuracy.paraphrase_1.txt", "accuracy.txt", "accuracy.yaml"]
+
+
+def test_a_recorded_copy_outside_the_study_s_rubrics_folder_is_refused(tmp_path: Path) -> None:
+    prompt = _own_prompt(tmp_path / "elsewhere")  # e.g. a bundle's study.json pointing out
+    study = tmp_path / "study"
+    outside = f"../{prompt.parent.name}/{prompt.name}"
+    entries = [{"rubric": "accuracy", "judge": "a", "combinations": [{"command": 1}],
+                "settings": {"rubric": {"source": outside}}}]  # fmt: skip
+    with pytest.raises(UsageError, match="not in the study's rubrics/ folder"):
+        study_rubric(_manifest(study, entries), "accuracy")

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from judgekit.rubrics import JinjaRubric, PromptRubric, list_rubrics
 from judgekit.types import UsageError
 from judgekit.workflows.own_prompt import load_any_rubric
+from judgekit.workflows.replay import KEPT_RUBRICS
 
 
 class Folder(Protocol):
@@ -78,6 +79,13 @@ def study_rubric(folder: Folder, name: str) -> JinjaRubric:
             f"rubric {name!r}: {folder.manifest} records no copy of it and judgekit packages no "
             f"rubric of that name; judge the study again with --rubric FILE_OR_FOLDER"
         )
+    kept_dir = (folder.root / KEPT_RUBRICS).resolve()
+    for relative in [source, *dict(kept.get("sha256") or {})]:
+        if not (folder.root / relative).resolve().is_relative_to(kept_dir):
+            raise UsageError(
+                f"rubric {name!r}: {folder.manifest} names {relative!r}, which is not in the "
+                f"study's {KEPT_RUBRICS}/ folder; judge the study again"
+            )
     for relative, digest in dict(kept.get("sha256") or {}).items():
         path = folder.root / relative
         found = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
