@@ -36,7 +36,7 @@ def _own_prompt(folder: Path) -> Path:
 
 
 def test_a_judged_study_gives_back_its_own_prompt_checked_after_the_original_is_gone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("TQDM_DISABLE", "1")
     prompt = _own_prompt(tmp_path / "mine")
@@ -66,6 +66,9 @@ def test_a_judged_study_gives_back_its_own_prompt_checked_after_the_original_is_
         load_study(study).rubric("accuracy")
     message = str(refused.value)
     assert "\n" not in message and f"{copy} changed since" in message and "SHA-256" in message
+    assert main(["report", str(study)]) == 2  # refused before any notebook starts
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"error: {message}"
+    assert not (study / "report" / "steps.json").exists()
 
 
 def _manifest(root: Path, judged: list[dict[str, object]]) -> StudyFolder:

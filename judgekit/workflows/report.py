@@ -42,6 +42,7 @@ from judgekit.workflows.study import (
     reference_labels,
     study_human_labels,
 )
+from judgekit.workflows.study_rubrics import study_rubric
 
 
 @dataclass(frozen=True)
@@ -279,6 +280,8 @@ def run_report(
         raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
     contents = read_contents(root.resolve())  # to plan: only the kernels load the study
     notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
+    for name in sorted(set(contents.judged["rubric"])):  # a changed copy: one line, not a kernel's
+        study_rubric(contents.folder, name)
     if own_models:
         judges = set(contents.judged[JUDGE])
         own_models_setting(contents.folder, judges, answer_models(contents.folder), own_models)
