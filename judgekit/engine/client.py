@@ -139,7 +139,7 @@ class OpenAIJudge:
         rate_window_s: Window over which the budgets are enforced (see
             :mod:`judgekit.engine.limits`); the provider's own window, or a divisor of it.
         max_retries: Retries of transient failures (429s are not counted, see ``patience_s``).
-        timeout_s: Per-attempt HTTP timeout (connecting gets at most 10 s of it).
+        timeout_s: Seconds one HTTP attempt may take, the whole reply read (at most 10 to connect).
         patience_s: Longest a call keeps waiting under rate limits (and the longest
             ``Retry-After`` it accepts) before it fails.
         backoff_base_s: First backoff ceiling; doubles per retry (full jitter below it).
