@@ -1,6 +1,7 @@
 """The one all-or-nothing file writer: stage a sibling temporary file, then rename it.
 
-Readers see either the old file or the whole new one. The staged file is given the mode a
+Readers see either the old file or the whole new one. A file that is replaced keeps its mode
+(a study chmod-ed 600 stays private whatever the umask of the rerun); a new file gets the mode a
 plain ``open()`` would create (``0o666`` minus the umask), not ``mkstemp``'s private ``0o600``,
 so a shared study folder stays shared.
 """
@@ -8,6 +9,7 @@ so a shared study folder stays shared.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +19,14 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+def _mode_for(target: Path) -> int:
+    """The existing file's permission bits, else those of a new file under the umask."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -41,7 +51,7 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
         write(staged)
         with staged.open("rb") as stream:
             os.fsync(stream.fileno())
-        staged.chmod(0o666 & ~_umask())
+        staged.chmod(_mode_for(target))
         os.replace(staged, target)
     except BaseException:
         staged.unlink(missing_ok=True)
@@ -64,5 +74,5 @@ def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8") -
 
 
 def atomic_copy(source: str | Path, path: str | Path) -> Path:
-    """Copy ``source`` to ``path`` atomically (the copy gets the umask's mode, not the source's)."""
+    """Copy ``source`` to ``path`` atomically (keeping ``path``'s mode, not the source's)."""
     return atomic_write(path, lambda staged: staged.write_bytes(Path(source).read_bytes()))

@@ -5,12 +5,19 @@ BOM, CRLF line ends, ``"``-quoting where a cell needs it (RFC 4180), an empty ce
 value, no index column; ``.tsv`` is the same with tabs; ``.parquet`` keeps the column types.
 Every file goes through :func:`judgekit.data.atomic.atomic_write`. :func:`read_frame` reads all
 three, and also the ``;``-separated CSV files of earlier versions (the separator is detected).
+
+Cells are written as they are: a reply or an answer starting with ``=``, ``+``, ``-`` or ``@``
+is kept, since judgekit and every analysis read these files back and an escaped cell would no
+longer be the reply that was scored. A spreadsheet may run such a cell as a formula, so writing
+one warns (:class:`SpreadsheetFormulaWarning`, Python shows each once) with what to do instead.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,6 +34,34 @@ CSV_SEPARATOR = ","
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", ".parquet")
 #: Columns always read as text (IDs such as ``017`` keep their leading zero).
 TEXT_COLUMNS: tuple[str, ...] = ("ID", "item_id", "labeller", "note")
+#: What a spreadsheet reads as the start of a formula (OWASP's "CSV injection" list).
+_FORMULA_START = re.compile(r"[=+\-@\t\r]")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+class SpreadsheetFormulaWarning(UserWarning):
+    """A text cell of a written CSV/TSV starts like a spreadsheet formula (kept as it is)."""
+
+
+def formula_cells(frame: pd.DataFrame) -> tuple[int, str | None]:
+    """How many text cells start like a formula (``= + - @``, tab, CR), and the first's column.
+
+    A cell that is a plain number (``-1``, ``+0.5``) is no formula and is not counted.
+
+    >>> formula_cells(pd.DataFrame({"a": ["=1+1", "-2", "ok"], "b": ["@SUM(A1)", "x", "-x"]}))
+    (3, 'a')
+    """
+    count, first = 0, None
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object and not isinstance(values.dtype, pd.StringDtype):
+            continue
+        text = values.dropna().astype(str)  # a number in an object column reads as one
+        suspect = text[text.str.match(_FORMULA_START) & ~text.str.fullmatch(_NUMBER)]
+        if len(suspect):
+            count += len(suspect)
+            first = first if first is not None else str(column)
+    return count, first
 
 
 def table_suffix(path: str | Path) -> str:
@@ -55,6 +90,15 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, encoding: str = "utf-8
     """
     if table_suffix(path) == ".parquet":
         return atomic_write(path, lambda staged: frame.to_parquet(staged, index=False))
+    formulas, column = formula_cells(frame)
+    if formulas:
+        warnings.warn(
+            f"{path}: {formulas} text cell(s) start with = + - or @ (first in column "
+            f"{column!r}), which a spreadsheet may run as formulas; they are written as they "
+            "are: import the file with its columns as text, or read the .parquet",
+            SpreadsheetFormulaWarning,
+            stacklevel=2,
+        )
     buffer = io.StringIO()
     separator = "\t" if table_suffix(path) == ".tsv" else CSV_SEPARATOR
     # CRLF as RFC 4180 and Excel have it; it also makes the writer quote a lone "\r" in a cell.

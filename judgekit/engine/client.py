@@ -13,22 +13,26 @@ client's CPU time per request (see docs/benchmarks.md, scale).
 * Other transient failures (408, 409, 5xx, timeouts, dropped connections, malformed bodies)
   are retried ``max_retries`` times with exponential backoff and full jitter, honouring a
   server's ``retry-after-ms`` / ``Retry-After``.
-* 401/403/404 end the whole run at once; so does a 400 or an unreachable endpoint before any
-  request has succeeded (a wrong URL or an option the endpoint refuses, not one bad request).
+* 401/403/404 end the whole run at once (401/403 name the key's variable); so does a 400 or an
+  unreachable endpoint before any request has succeeded (a wrong URL or an option the endpoint
+  refuses, not one bad request), and a storm of :data:`SERVER_ERROR_LIMIT` server errors (5xx)
+  before any success: an endpoint that has never answered is not retried row by row.
 
 Defaults, for a judging job: 60 s per attempt (10 s to connect), 4 retries, 15 min of patience
-under rate limits. A hung endpoint therefore fails after at most 5 x 60 s plus about 15 s of
-backoff; an unreachable one after about 15 s.
+under rate limits. ``timeout_s`` bounds the whole attempt, the reading of the body included, so
+an endpoint that drips its answer a byte at a time fails like a hung one: after at most 5 x 60 s
+plus about 15 s of backoff; an unreachable one after about 15 s.
 
 The API key is held in memory only: it is never logged, written, or shown by ``repr``, and it
-is masked out of any error text. Which key goes to which endpoint is decided in
-:func:`judgekit.engine.providers.resolve_api_key`.
+is masked out of any error text and out of the replies themselves (an endpoint that echoes it).
+Which key goes to which endpoint is decided in :func:`judgekit.engine.providers.resolve_api_key`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 import re
 import time
@@ -49,10 +53,11 @@ from judgekit.engine.providers import (
     ProviderPreset,
     endpoint_id,
     get_provider,
+    hide_url_credentials,
     resolve_api_key,
     resolve_base_url,
 )
-from judgekit.engine.replies import chat_reply
+from judgekit.engine.replies import chat_reply, without_secret
 from judgekit.engine.tokens import estimate_message_tokens
 from judgekit.types import ChatReply, ChatRequest, StructuredMode
 
@@ -61,6 +66,8 @@ logger = logging.getLogger(__name__)
 _KEY_PATTERN = re.compile(r"\b(sk|key|pk)-[A-Za-z0-9_*.\-]{3,}")
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _FATAL_STATUS = frozenset({401, 403, 404})
+#: Server errors (5xx) after which an endpoint that has never answered ends the run.
+SERVER_ERROR_LIMIT = 8
 
 
 class _SecretKey:
@@ -132,7 +139,7 @@ class OpenAIJudge:
         rate_window_s: Window over which the budgets are enforced (see
             :mod:`judgekit.engine.limits`); the provider's own window, or a divisor of it.
         max_retries: Retries of transient failures (429s are not counted, see ``patience_s``).
-        timeout_s: Per-attempt HTTP timeout (connecting gets at most 10 s of it).
+        timeout_s: Seconds one HTTP attempt may take, the whole reply read (at most 10 to connect).
         patience_s: Longest a call keeps waiting under rate limits (and the longest
             ``Retry-After`` it accepts) before it fails.
         backoff_base_s: First backoff ceiling; doubles per retry (full jitter below it).
@@ -177,6 +184,13 @@ class OpenAIJudge:
         self._base_url = resolve_base_url(self.preset, base_url)
         self._endpoint = endpoint or endpoint_id(self._base_url)
         self._api_key = _SecretKey(resolve_api_key(self.preset, api_key, self._base_url))
+        self._key_source = (
+            "the api_key given"
+            if api_key
+            else f"the key in {self.preset.api_key_env}"
+            if os.environ.get(self.preset.api_key_env)
+            else f"no key ({self.preset.api_key_env} is unset)"
+        )
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.patience_s = patience_s
@@ -187,6 +201,7 @@ class OpenAIJudge:
         )
         self._random = random.Random()
         self._answered_once = False
+        self._server_errors: list[int] = []  # statuses of the 5xx seen before any success
         self._sdk: openai.AsyncOpenAI | None = None
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
 
@@ -236,10 +251,15 @@ class OpenAIJudge:
         """Requests in flight at most (the throttle's cap)."""
         return self.throttle.max_concurrency
 
+    def _secret(self) -> str:
+        """The key if it is one (``""`` for the placeholder sent to keyless servers)."""
+        key = self._api_key.reveal()
+        return "" if key == PLACEHOLDER_KEY else key
+
     def _redact(self, text: str) -> str:
-        if self._api_key.reveal() != PLACEHOLDER_KEY:
-            text = text.replace(self._api_key.reveal(), "[key]")
-        return _KEY_PATTERN.sub("[key]", text)
+        if self._secret():
+            text = text.replace(self._secret(), "[key]")
+        return hide_url_credentials(_KEY_PATTERN.sub("[key]", text))
 
     def new_sdk(self) -> openai.AsyncOpenAI:
         """A fresh SDK client for this endpoint and its own key (e.g. for the Batch API)."""
@@ -268,6 +288,8 @@ class OpenAIJudge:
         text = self._redact(f"{type(exc).__name__}: {exc}")
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
+            if status in (401, 403):
+                text += f" ({self._key_source} was refused by {self._base_url})"
             spent = status == 429 and _error_code(exc) == "insufficient_quota"
             retryable = (status in _RETRYABLE_STATUS or status >= 500) and not spent
             return _Failure(
@@ -282,6 +304,13 @@ class OpenAIJudge:
         if isinstance(exc, openai.APIConnectionError):  # includes timeouts
             return _Failure(
                 text=f"{text} (endpoint {self._base_url})", retryable=True, unreachable=True
+            )
+        if isinstance(exc, TimeoutError):  # the whole attempt, a dripping body included
+            return _Failure(
+                text=f"no complete answer within timeout_s={self.timeout_s:g} "
+                f"(endpoint {self._base_url})",
+                retryable=True,
+                unreachable=True,
             )
         if isinstance(exc, NotACompletionError):  # the wrong server: fatal before any success
             return _Failure(
@@ -319,8 +348,10 @@ class OpenAIJudge:
             http_attempts=attempts,
         )
 
-    def _give_up(self, failure: _Failure, attempt: int, reason: str) -> JudgeCallError:
-        fatal = failure.fatal or (failure.unreachable and not self._answered_once)
+    def _give_up(
+        self, failure: _Failure, attempt: int, reason: str, *, storm: bool = False
+    ) -> JudgeCallError:
+        fatal = failure.fatal or storm or (failure.unreachable and not self._answered_once)
         if fatal and not failure.fatal:
             reason += "; nothing has succeeded on this endpoint, so the run stops"
         return JudgeCallError(
@@ -354,7 +385,10 @@ class OpenAIJudge:
                 try:
                     # the SDK hands back its HTTP response as it is (an httpx2 one since
                     # openai 3, which accepts the httpx class here for compatibility)
-                    raw = await client.post("/chat/completions", body=body, cast_to=httpx.Response)
+                    async with asyncio.timeout(self.timeout_s):
+                        raw = await client.post(
+                            "/chat/completions", body=body, cast_to=httpx.Response
+                        )
                     reply = self._reply(raw, time.perf_counter() - started, attempt)
                 except Exception as exc:  # classified; unknown ones re-raised
                     failure = self._classify(exc)
@@ -362,6 +396,7 @@ class OpenAIJudge:
                         self.throttle.on_rate_limited(failure.retry_after_s, ticket)
                 else:
                     self._answered_once = True
+                    reply = without_secret(reply, self._secret())
                     counted = reply.usage.prompt_tokens + output_cap
                     self.throttle.on_answer(ticket, counted, announced_cooldown_s(raw.headers))
                     return reply
@@ -372,6 +407,10 @@ class OpenAIJudge:
                     reason = f"rate limited for longer than patience_s={self.patience_s:g}"
                     raise self._give_up(failure, attempt, reason)
                 continue
+            if self._storm(failure):
+                statuses = ", ".join(str(s) for s in sorted(set(self._server_errors)))
+                reason = f"{len(self._server_errors)} server errors (HTTP {statuses})"
+                raise self._give_up(failure, attempt, reason, storm=True)
             retries += 1
             if not failure.retryable or retries > self.max_retries:
                 reason = "not retryable" if not failure.retryable else "gave up"
@@ -379,6 +418,13 @@ class OpenAIJudge:
             delay = self._backoff(retries, failure)
             logger.info("attempt %d failed (%s); retrying in %.2fs", attempt, failure.text, delay)
             await asyncio.sleep(delay)
+
+    def _storm(self, failure: _Failure) -> bool:
+        """Count a server error before any success; True once there were too many."""
+        if self._answered_once or failure.status_code is None or failure.status_code < 500:
+            return False
+        self._server_errors.append(failure.status_code)
+        return len(self._server_errors) >= SERVER_ERROR_LIMIT
 
 
 def _error_code(exc: openai.APIStatusError) -> str | None:

@@ -88,18 +88,27 @@ def schema_version(db: sqlite3.Connection) -> int:
     return int(row[0]) if row is not None else 0
 
 
+def check_version(version: int, source: Path) -> int:
+    """``version`` if this judgekit can read a store of it.
+
+    Raises:
+        UsageError: If the store was written by a newer judgekit (its rows could be misread).
+    """
+    if version > SCHEMA_VERSION:
+        raise UsageError(
+            f"{source}: response store schema {version} is newer than this judgekit's "
+            f"({SCHEMA_VERSION}); upgrade judgekit to use it"
+        )
+    return version
+
+
 def migrate(db: sqlite3.Connection, source: Path) -> int:
     """Apply every missing migration to ``db`` (autocommit connection) and return the version.
 
     Raises:
         UsageError: If the store was written by a newer judgekit.
     """
-    version = schema_version(db)
-    if version > SCHEMA_VERSION:
-        raise UsageError(
-            f"{source}: response store schema {version} is newer than this judgekit's "
-            f"({SCHEMA_VERSION}); upgrade judgekit to use it"
-        )
+    version = check_version(schema_version(db), source)
     for number in range(version + 1, SCHEMA_VERSION + 1):
         db.execute("BEGIN IMMEDIATE")
         try:

@@ -17,6 +17,7 @@ Structured modes (how a JSON schema is enforced):
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -31,6 +32,8 @@ PLACEHOLDER_KEY = "not-needed"
 OPENAI_PRESETS = ("openai", "generic")
 #: Hosts that are this machine: a server there gets the placeholder when its key is unset.
 LOCAL_HOSTS = frozenset({"localhost", "::1", "0.0.0.0"})
+#: ``scheme://user:password@`` or ``scheme://token@`` in any text: a credential in a URL.
+_URL_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s?#\"'<>]+@")
 
 
 class MissingAPIKeyError(UsageError):
@@ -134,9 +137,35 @@ def resolve_base_url(preset: ProviderPreset, base_url: str | None) -> str:
     else:
         raise UsageError(f"provider {preset.name!r} needs a base URL: pass --base-url")
     parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        raise UsageError(
+            f"{source} {hide_url_credentials(url)!r} holds a user name or password, which "
+            f"would be stored with the study: give the URL without 'user:password@' and put "
+            f"the key in {preset.api_key_env}"
+        )
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"{source} {url!r} is not an http(s) URL such as http://host:8000/v1")
     return url
+
+
+def url_credentials(text: str) -> list[str]:
+    """Every ``scheme://user:password@`` (or ``scheme://token@``) in ``text``, as written.
+
+    The secret scan of an export calls this on every text file it packs.
+
+    >>> url_credentials("see http://u:SECRET@host/v1 and https://host/v1")
+    ['http://u:SECRET@']
+    """
+    return [match.group(0) for match in _URL_CREDENTIALS.finditer(text)]
+
+
+def hide_url_credentials(text: str) -> str:
+    """``text`` with the credentials of every URL in it replaced by ``[credentials]``.
+
+    >>> hide_url_credentials("http://u:SECRET@host/v1")
+    'http://[credentials]@host/v1'
+    """
+    return _URL_CREDENTIALS.sub(r"\1[credentials]@", text)
 
 
 def resolve_api_key(preset: ProviderPreset, api_key: str | None, base_url: str) -> str:

@@ -36,7 +36,7 @@ from typing import Any
 
 from judgekit.engine import storelock
 from judgekit.engine.keys import RequestKey, canonical_json
-from judgekit.engine.migrations import SCHEMA_VERSION, migrate, schema_version
+from judgekit.engine.migrations import SCHEMA_VERSION, check_version, migrate, schema_version
 from judgekit.engine.store_rows import (
     CALL_COLUMNS,
     COLUMNS,
@@ -102,10 +102,13 @@ class ResponseStore:
     def open_readonly(cls, path: str | Path) -> ResponseStore:
         """Open a store (SQLite or exported ``.jsonl.gz``) that will never be written.
 
-        A store of an older schema is migrated in a private in-memory copy.
+        A store of an older schema is migrated in a private in-memory copy; one of a newer
+        schema is refused, as for writing (its rows could be misread). Every reader (offline
+        runs, ``status``, export, verify) opens stores here.
 
         Raises:
             FileNotFoundError: If ``path`` does not exist.
+            UsageError: If the file is no store, or one written by a newer judgekit.
         """
         source = Path(path)
         if not source.is_file():
@@ -118,11 +121,14 @@ class ResponseStore:
         uri = f"{source.resolve().as_uri()}?mode=ro"
         connection = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         try:
-            outdated = schema_version(connection) < SCHEMA_VERSION
+            version = check_version(schema_version(connection), source)
         except sqlite3.DatabaseError as exc:
             connection.close()
             raise UsageError(f"{source}: not a usable response store ({exc})") from None
-        if outdated:
+        except UsageError:
+            connection.close()
+            raise
+        if version < SCHEMA_VERSION:
             memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
             connection.backup(memory)
             connection.close()

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from judgekit.types import UsageError
+
 #: Malformed-reply kinds the simulator can inject, each with its own rate.
 MALFORMATION_KINDS: tuple[str, ...] = (
     "fence",  # wrap the reply in a markdown code fence
@@ -184,10 +186,14 @@ def read_oracle_csv(path: Path) -> dict[str, float]:
 
 def load_config(path: Path) -> SimulatorConfig:
     """Load a YAML config file (a mapping of setting -> value); an empty file means defaults."""
-    values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:  # plain YAML only: a tag such as !!python/object is refused, never constructed
+        values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        problem = " ".join(str(getattr(error, "problem", None) or error).split())
+        raise UsageError(f"{path}: not a plain YAML settings file ({problem})") from None
     if not isinstance(values, Mapping):
-        raise ValueError(f"{path}: expected a mapping of simulator settings")
+        raise UsageError(f"{path}: expected a mapping of simulator settings")
     try:
         return SimulatorConfig.from_mapping(values, base_dir=path.parent)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise UsageError(f"{path}: {error}") from None

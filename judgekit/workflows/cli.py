@@ -8,6 +8,7 @@ ends with one line and exit code 1. There are no tracebacks for either.
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 import sys
 from pathlib import Path
@@ -324,6 +325,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except (UsageError, MissingAPIKeyError, ContextBudgetError, sqlite3.DatabaseError) as error:
         print(f"error: {_one_line(error)}", file=sys.stderr)
+        return USAGE_EXIT
+    except OSError as error:  # a read-only place (report/, labels.csv, an output folder)
+        if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        where = error.filename or "a file"
+        print(
+            f"error: cannot write {where} ({error.strerror}); run it where you may write "
+            "(copy the study folder to a writable place) or fix the permissions",
+            file=sys.stderr,
+        )
         return USAGE_EXIT
     except (
         RunFailed,

@@ -76,7 +76,7 @@ def judge(  # long only because typer reads one parameter per flag from the sign
         float | None, typer.Option("--tpm", help="Tokens per minute budget.")
     ] = None,
     timeout_s: Annotated[
-        float | None, typer.Option("--timeout", help="Seconds per HTTP attempt.")
+        float | None, typer.Option("--timeout", help="Seconds per HTTP attempt, reply included.")
     ] = None,
     max_retries: Annotated[int | None, typer.Option(help="Retries of a failed call.")] = None,
     endpoint_name: Annotated[

@@ -7,6 +7,7 @@ server starts or a call is paid; :mod:`judgekit.workflows.judge_run` then judges
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -174,12 +175,87 @@ def _check_output(path: Path, items: Path, what: str, suffixes: Sequence[str]) -
     _writable_folder(path, what)
 
 
+def _real(path: Path) -> Path:
+    """``path`` absolute, links and ``..`` resolved, whether or not it exists yet."""
+    return Path(os.path.realpath(path))
+
+
+def _check_names(paths: Sequence[tuple[str, Path | None]]) -> None:
+    """Refuse a path whose name is not UTF-8: study.json, the store and the tables hold paths."""
+    for what, path in paths:
+        if path is None:
+            continue
+        try:
+            os.path.abspath(path).encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(
+                f"{what} {os.fsencode(os.path.abspath(path))!r}: a file or folder name on this "
+                "path is not UTF-8 text; rename it (judgekit records paths as UTF-8)"
+            ) from None
+
+
+def _check_distinct(
+    command: JudgeCommand, outputs: Sequence[tuple[str, Path]], folder: StudyFolder | None
+) -> None:
+    """Refuse an output that is another output, an input, or a file the study keeps itself."""
+    inputs = [("the items file", command.items), ("--panel", command.panel)]
+    seen: dict[Path, str] = {_real(p): what for what, p in inputs if p is not None}
+    for what, path in outputs:
+        other = seen.get(_real(path))
+        if other is not None:
+            raise UsageError(f"{what} {path} is also {other}; give each its own file")
+        seen[_real(path)] = what
+    if folder is None:
+        return
+    owned = {
+        _real(path)
+        for path in (
+            folder.manifest, folder.items, folder.judgments, folder.judgments_csv,
+            folder.human_labels, folder.long_labels, folder.labelling_plan, folder.settings,
+        )
+    }  # fmt: skip
+    kept_apart = (_real(folder.scores), _real(folder.report))
+    for what, path in outputs:
+        real = _real(path)
+        if what != "--store" and real == _real(folder.store):
+            owned.add(real)
+        if real in owned or any(real.is_relative_to(kept) for kept in kept_apart):
+            raise UsageError(
+                f"{what} {path} is a file the study {folder.root} writes itself; leave "
+                f"{what} out, or give a file outside the study"
+            )
+
+
+def _check_ids(items: Sequence[Item], source: Path) -> None:
+    """Refuse an ID the prompts cannot carry: judges reply ``ID,score`` lines, one per line."""
+    for item in items:
+        if any(mark in item.id for mark in ",\r\n"):
+            plain = "-".join(part for part in re.split(r"[,\r\n]+", item.id) if part)
+            raise UsageError(
+                f"{source}: item ID {item.id!r} contains a comma or a line break, which a "
+                f"judge's 'ID,score' reply cannot carry; rename it (e.g. {plain!r})"
+            )
+
+
 def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
     """The judgments table, the store and whether the store is temporary; all checked.
 
     Raises:
-        UsageError: For an output that is the items file, of an unknown type, or unwritable.
+        UsageError: For an output that is the items file, another output, a file the study
+            writes, of an unknown type, unwritable, or with a name that is not UTF-8.
     """
+    store = command.judging.store
+    _check_names(
+        [
+            ("the items file", command.items),
+            ("--panel", command.panel),
+            ("--study", command.study),
+            ("--output", command.output),
+            ("--id-score-csv", command.id_score_csv),
+            ("--write-requests", command.write_requests),
+            ("--store", Path(store) if isinstance(store, str | Path) else None),
+        ]
+    )
     if command.output is None and command.study is None:
         raise UsageError("say where the judgments go: --study FOLDER or --output FILE")
     if command.study is not None and command.study.exists() and not command.study.is_dir():
@@ -189,15 +265,23 @@ def output_paths(command: JudgeCommand) -> tuple[Path, Path, bool]:
     _check_output(output, command.items, "--output", TABLE_SUFFIXES)
     if command.id_score_csv is not None:
         _check_output(command.id_score_csv, command.items, "--id-score-csv", (".csv",))
-    store = command.judging.store
     if isinstance(store, str | Path):
         _check_output(Path(store), command.items, "--store", (".sqlite", ".db", ".sqlite3"))
-        return output, Path(store), False
-    if folder is not None:
-        return output, folder.store, False
-    if command.judging.offline:
+        chosen = (output, Path(store), False)
+    elif folder is not None:
+        chosen = (output, folder.store, False)
+    elif command.judging.offline:
         raise UsageError("--offline answers from a store: pass --store FILE (or --study FOLDER)")
-    return output, output.with_name(f".{output.name}.responses.sqlite"), True
+    else:
+        chosen = (output, output.with_name(f".{output.name}.responses.sqlite"), True)
+    outputs = [
+        ("--output", command.output if folder is not None else output),
+        ("--id-score-csv", command.id_score_csv),
+        ("--store", chosen[1]),
+        ("--write-requests", command.write_requests),
+    ]
+    _check_distinct(command, [(what, p) for what, p in outputs if p is not None], folder)
+    return chosen
 
 
 def prepare(command: JudgeCommand) -> Prepared:
@@ -236,6 +320,7 @@ def prepare(command: JudgeCommand) -> Prepared:
     )
     items, unused = study_items(labelled, rubric, label_column=label_column)
     items = items[: command.limit] if command.limit else items
+    _check_ids(items, command.items)
     if command.study is not None:
         merged_items(command.study, table.frame)  # an item the study holds must not change
     judges = command_judges(command.judges, command.panel, command.endpoint)
