@@ -102,3 +102,22 @@ def test_bad_winner_is_refused_in_one_line() -> None:
     games = pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["A>B"]})
     with pytest.raises(ValueError, match="winner 'A>B' is not 'a', 'b' or 'tie'"):
         bradley_terry(games)
+
+
+def test_length_control_removes_a_known_length_preference() -> None:
+    from judgekit.stats import length_controlled_win_rate, longer_answer_win_rate
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    longer = rng.normal(40, 60, n)  # the model writes longer answers than the baseline
+    p = 1 / (1 + np.exp(-(0.0 + 2.0 * np.tanh(longer / 60))))  # equal quality at equal length
+    won = rng.random(n) < p
+    games = pd.DataFrame(
+        {"model_a": "m", "model_b": "base", "winner": np.where(won, "a", "b"),
+         "length_a": 200 + longer, "length_b": 200.0, "prompt": rng.integers(0, 300, n)}
+    )  # fmt: skip
+    row = length_controlled_win_rate(games, "base", cluster="prompt").iloc[0]
+    assert row["raw_win_rate"] > 0.6 and row["ci_low"] < 0.5 < row["ci_high"]
+    assert row["length_coef"] > 1.0 and row["level"] == 0.95
+    bias = longer_answer_win_rate(games, cluster="prompt").iloc[0]
+    assert bias["ci_low"] > 0.5 and bias["n"] == n

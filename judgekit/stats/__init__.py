@@ -52,6 +52,7 @@ from judgekit.stats.pairwise import (
     verdict_accuracy,
     verdict_kappa,
 )
+from judgekit.stats.pairwise_length import length_controlled_win_rate, longer_answer_win_rate
 from judgekit.stats.pairwise_ranking import bradley_terry, win_rate_vs_baseline
 from judgekit.stats.panel import error_correlation, panel_agreement, versus_human
 from judgekit.stats.planner import observed_kappa_halfwidth, plan_kappa_halfwidth
@@ -98,7 +99,9 @@ __all__ = [
     "kappa_matrix",
     "krippendorff_alpha",
     "length_bias",
+    "length_controlled_win_rate",
     "leniency_drift_verdict",
+    "longer_answer_win_rate",
     "observed_kappa_halfwidth",
     "ols_term",
     "outcome_shares",
