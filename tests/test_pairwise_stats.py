@@ -100,6 +100,21 @@ def test_position_and_outcomes_by_hand() -> None:
     assert rate["estimate"] == pytest.approx(float(first.mean()))
 
 
+def test_a_cluster_column_of_any_name_is_carried_to_the_pairs() -> None:
+    comparisons, labels = _random_study(6)
+    renamed = comparisons.rename(columns={"cluster": "question"})
+    ci = CI("percentile", n_boot=200, seed=1)
+    by_name = position_consistency(renamed, cluster="question", ci=ci)
+    pd.testing.assert_frame_equal(
+        by_name, position_consistency(comparisons, cluster="cluster", ci=ci)
+    )
+    wide = renamed.pivot(index="pair_id", columns="order", values="verdict")
+    judged = wide.index[(wide["ab"] != "") & (wide["ba"] != "")]
+    clusters = renamed.drop_duplicates("pair_id").set_index("pair_id").loc[judged, "question"]
+    assert by_name["n_clusters"].iloc[0] == clusters.nunique()
+    assert len(human_agreement_s1_s2(renamed, labels, cluster="question", ci=ci)) == 2
+
+
 def test_s2_leaves_out_every_tie() -> None:
     comparisons, labels = _random_study(5)
     table = human_agreement_s1_s2(comparisons, labels, ci=CI(None)).set_index("setup")

@@ -42,6 +42,20 @@ def _units(frame: pd.DataFrame, cluster: str | None) -> np.ndarray:
     return codes
 
 
+def _outcomes(comparisons: pd.DataFrame, cluster: str | None) -> pd.DataFrame:
+    """Per-pair outcomes, carrying the cluster column when it is not the contract's own."""
+    outcomes = pair_outcomes(comparisons)
+    if cluster is None or cluster in outcomes.columns:
+        return outcomes
+    if cluster not in comparisons.columns:
+        raise ValueError(f"cluster column {cluster!r} is not in the comparisons")
+    per_pair = comparisons.groupby(PAIR_ID)[cluster].nunique(dropna=False)
+    if (per_pair > 1).any():
+        raise ValueError(f"pair {per_pair.idxmax()!r} sits in several {cluster!r} clusters")
+    first = comparisons.drop_duplicates(PAIR_ID).set_index(PAIR_ID)[cluster]
+    return outcomes.assign(**{cluster: outcomes[PAIR_ID].map(first).to_numpy()})
+
+
 def _share_row(
     hits: np.ndarray, units: np.ndarray, ci: CI, method: str, **extra: object
 ) -> dict[str, object]:
@@ -80,7 +94,7 @@ def position_consistency(
     >>> float(row["estimate"]), int(row["n"]), int(row["n_dropped"])
     (0.75, 4, 1)
     """
-    outcomes = pair_outcomes(comparisons)
+    outcomes = _outcomes(comparisons, cluster)
     rows = []
     for keys, part in _groups(outcomes, by):
         judged = part["outcome"].isin(
@@ -153,7 +167,7 @@ def outcome_shares(
     >>> shares.set_index("outcome")["estimate"].round(2).to_dict()["inconsistent"]
     0.2
     """
-    outcomes = pair_outcomes(comparisons)
+    outcomes = _outcomes(comparisons, cluster)
     rows = []
     for keys, part in _groups(outcomes, by):
         units = _units(part, cluster)
@@ -334,7 +348,7 @@ def human_agreement_s1_s2(
     >>> table.set_index("setup")["estimate"].round(3).to_dict()
     {'S1': 0.5, 'S2': 0.667}
     """
-    outcomes = view_inconsistent_as_tie(pair_outcomes(comparisons))
+    outcomes = view_inconsistent_as_tie(_outcomes(comparisons, cluster))
     votes = outcomes.merge(labels[[PAIR_ID, "label"]], on=PAIR_ID)
     votes = votes.loc[votes["label"] != ""]
     rows = []
