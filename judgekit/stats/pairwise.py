@@ -204,7 +204,8 @@ def verdict_accuracy(
     classes (sklearn's ``average="macro"``; Wang et al. 2024, PandaLM). Pairs without a
     majority are dropped. ``unparsed``: ``"wrong"`` (an unparsed order counts as incorrect and
     predicts no class), ``"drop"``, or ``"tie"`` (PandaLM's script: scored as a tie). Macro
-    intervals are percentile bootstraps over pairs (or clusters) with ``ci.seed``.
+    intervals are percentile bootstraps over pairs (or clusters) with ``ci.seed``; with
+    ``CI("analytic")`` accuracy has Wilson's interval and the macro rows none (said in ``note``).
 
     >>> from judgekit.stats.pairwise_examples import pair_comparisons, pair_labels
     >>> table = verdict_accuracy(pair_comparisons(), pair_labels(), ci=CI(None))
@@ -258,10 +259,12 @@ def _macro_rows(
 
     estimate = macro(np.ones((1, truth.size)))[0]
     low = high = np.full(3, np.nan)
-    ci_method = "none"
-    if ci.method is not None and truth.size:
+    ci_method, note = "none", ""
+    if ci.method == "analytic":
+        note = "no analytic interval for a macro average: ask for CI('percentile', seed=...)"
+    elif ci.method is not None and truth.size:
         ci.offered((None, "analytic", "percentile"), "macro precision/recall/F1")
-        rng = as_generator(ci.seed if ci.seed is not None else 0)
+        rng = as_generator(ci.seed)
         unit_w = unit_weights(int(units.max()) + 1, None, ci.n_boot, rng)
         boot = macro(unit_w[:, units])
         alpha = (1 - ci.level) / 2
@@ -271,7 +274,8 @@ def _macro_rows(
     return [
         {**result_row(estimate=float(estimate[k]), ci_low=float(low[k]), ci_high=float(high[k]),
                       n=int(truth.size), method=f"{name} over {', '.join(classes)}",
-                      ci_method=ci_method, level=ci.level, **common), "measure": name}
+                      ci_method=ci_method, level=ci.level, note=note, **common),
+         "measure": name}
         for k, name in enumerate(names)
     ]  # fmt: skip
 
