@@ -17,6 +17,10 @@ from collections.abc import Sequence
 from judgekit.formats import (  # noqa: F401 (importing a format's module registers it)
     direct_scoring_json,
     id_score_lines,
+    pair_arena,
+    pair_mtbench,
+    pair_output_ab,
+    pair_rating,
     rating_json,
     score_line,
 )

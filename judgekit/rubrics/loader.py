@@ -39,9 +39,14 @@ _USER_FOLDER_KEYS = {"name", "output_format", "input_columns", "variants"}
 _OVERRIDABLE = {"label_column", "default_batch_size"}
 
 
-def list_rubrics() -> list[str]:
-    """Names of the packaged rubrics (folders holding a ``config.yaml``), sorted."""
-    return sorted(p.parent.name for p in RUBRICS_DIR.glob("*/config.yaml"))
+def list_rubrics(kind: str = "direct") -> list[str]:
+    """Names of the packaged rubrics of one ``kind`` (``direct`` or ``pairwise``), sorted.
+
+    A rubric's ``config.yaml`` says ``kind: pairwise`` when it compares two answers (see
+    ``docs/pairwise.md``); without the key it scores one answer (``direct``).
+    """
+    configs = sorted(RUBRICS_DIR.glob("*/config.yaml"))
+    return [p.parent.name for p in configs if read_yaml(p).get("kind", "direct") == kind]
 
 
 def _packaged_folder(spec: str | Path) -> Path | None:
@@ -71,8 +76,8 @@ def load_rubric(spec: str | Path, **params: Any) -> JinjaRubric:
     path = Path(spec)
     if isinstance(spec, str) and NAME_PATTERN.fullmatch(spec) and not path.exists():
         raise ValueError(
-            f"unknown rubric {spec!r}; available: {', '.join(list_rubrics())}, "
-            "or a rubric folder or prompt file"
+            f"unknown rubric {spec!r}; available: {', '.join(list_rubrics())}; pairwise: "
+            f"{', '.join(list_rubrics('pairwise'))}; or a rubric folder or prompt file"
         )
     if path.is_dir():
         config_path = path / "config.yaml"

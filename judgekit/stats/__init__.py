@@ -43,6 +43,17 @@ from judgekit.stats.jury import jury_scores, with_juries
 from judgekit.stats.jury_compare import jury_vs_best, panel_subsets
 from judgekit.stats.jury_models import cross_fitted_weights, dawid_skene
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
+from judgekit.stats.pairwise import (
+    first_position_win_rate,
+    human_agreement_s1_s2,
+    outcome_shares,
+    position_consistency,
+    rater_kappas,
+    verdict_accuracy,
+    verdict_kappa,
+)
+from judgekit.stats.pairwise_length import length_controlled_win_rate, longer_answer_win_rate
+from judgekit.stats.pairwise_ranking import bradley_terry, win_rate_vs_baseline
 from judgekit.stats.panel import error_correlation, panel_agreement, versus_human
 from judgekit.stats.planner import observed_kappa_halfwidth, plan_kappa_halfwidth
 from judgekit.stats.position import (
@@ -64,6 +75,7 @@ __all__ = [
     "RunConsistency",
     "agreement_rates",
     "batch_run_summary",
+    "bradley_terry",
     "clustered_ols",
     "cohen_kappa",
     "confusion_table",
@@ -76,27 +88,34 @@ __all__ = [
     "dawid_skene",
     "disagreement_weights",
     "error_correlation",
+    "first_position_win_rate",
     "fleiss_kappa",
     "gwet_ac",
     "human_agreement",
+    "human_agreement_s1_s2",
     "jury_scores",
     "jury_vs_best",
     "kappa_from_pairs",
     "kappa_matrix",
     "krippendorff_alpha",
     "length_bias",
+    "length_controlled_win_rate",
     "leniency_drift_verdict",
+    "longer_answer_win_rate",
     "observed_kappa_halfwidth",
     "ols_term",
+    "outcome_shares",
     "pairwise_kappa",
     "panel_agreement",
     "panel_self_preference",
     "panel_subsets",
     "paraphrase_sensitivity",
     "plan_kappa_halfwidth",
+    "position_consistency",
     "position_effects",
     "position_profile",
     "ppi_coverage",
+    "rater_kappas",
     "run_consistency",
     "score_coverage",
     "seed004_report",
@@ -104,7 +123,10 @@ __all__ = [
     "share_interval",
     "status_summary",
     "t_ci",
+    "verdict_accuracy",
+    "verdict_kappa",
     "versus_human",
     "wilson_ci",
+    "win_rate_vs_baseline",
     "with_juries",
 ]
