@@ -36,6 +36,7 @@ from judgekit.stats import (
     ppi_coverage,
 )
 from judgekit.stats.agreement import kappa_from_pairs
+from judgekit.stats.ppi import power_tuning
 from judgekit.types import JUDGMENT_COLUMNS, UsageError
 
 ACCURACY = (0.0, 3.0, 5.0)
@@ -226,6 +227,39 @@ def test_planner_predicts_the_kappa_interval_width_within_20_percent(riddles, ju
     assert abs(predicted / observed - 1) <= 0.20, (predicted, observed)
 
 
+def _latent_study(seed: int, n: int, spread: float, noise: float) -> tuple[np.ndarray, np.ndarray]:
+    """Judge and human scores on 1-10: a shared latent quality plus each one's own noise.
+
+    Not the planner's own disagreement model, so agreeing with it is a real check.
+    """
+    rng = np.random.default_rng(seed)
+    quality = rng.normal(6.0, spread, n)
+    judge, human = (np.clip(np.round(quality + rng.normal(0, noise, n)), 1, 10) for _ in "jh")
+    return judge, human
+
+
+@pytest.mark.parametrize(("spread", "noise"), [(1.5, 0.5), (2.5, 1.0), (2.5, 1.5)])
+def test_planner_predicts_a_ten_point_kappa_interval_within_25_percent(spread, noise) -> None:
+    levels = tuple(float(x) for x in range(1, 11))
+    # The issue's study: 40 judged items, a plan for 15 labels. The kappa the planner is told
+    # comes from a calibration sample; the width is observed on a held-back population.
+    calibration = _latent_study(2, 3000, spread, noise)
+    held_back = _latent_study(3, 20000, spread, noise)
+    kappa = float(
+        kappa_from_pairs(*calibration, levels, weights="quadratic", ci=CI(None))["estimate"]
+    )
+    observed = observed_kappa_halfwidth(*held_back, levels, 15, seed=2)
+    ratios = []
+    for study in range(10, 16):  # six 40-item studies: each sees its own judge distribution
+        judge, _ = _latent_study(study, 40, spread, noise)
+        plan = plan_kappa_halfwidth(judge, levels, [15], expected_kappa=kappa, seed=1, n_sim=2000)
+        assert plan["disagreement"].iloc[0] == "steps"
+        ratios.append(float(plan["half_width"].iloc[0]) / observed)
+    # On average within 25 %; one study's 40 scores move it further, never past 40 %.
+    assert abs(np.mean(ratios) - 1) <= 0.25, (kappa, observed, ratios)
+    assert all(abs(r - 1) <= 0.40 for r in ratios), (kappa, observed, ratios)
+
+
 def test_planner_width_shrinks_with_n(riddles) -> None:
     plan = plan_kappa_halfwidth(riddles["accuracy_GPT"], ACCURACY, [10, 30, 100], seed=0)
     assert plan["half_width"].is_monotonic_decreasing
@@ -251,16 +285,19 @@ def test_ppi_estimates_are_ppi_py_run_directly(riddles) -> None:
         mask = labelled[part.index]
         y, yhat = part["human_score"].to_numpy()[mask], part["judge_score"].to_numpy()[mask]
         yhat_u = part["judge_score"].to_numpy()[~mask]
-        low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.1)
+        lam = power_tuning(y, yhat, yhat_u)
+        # ppi_py's own tuning picks the same lambda: its interval at lam=None is the one at ours.
+        tuned = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.1)
+        assert np.ravel(tuned) == pytest.approx(np.ravel(ppi_py.ppi_mean_ci(
+            y, yhat, yhat_u, alpha=0.1, lam=lam)), abs=1e-12)  # fmt: skip
         point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u)
         row = result.loc[(model, "ppi")]
         assert row["estimate"] == pytest.approx(float(np.ravel(point)[0]), abs=1e-12)
-        # ppi_py's standard error, with Student's t (n - 1 df) where ppi_py puts z.
-        widen = scipy.stats.t.ppf(0.95, mask.sum() - 1) / scipy.stats.norm.ppf(0.95)
-        centre, half = (low[0] + high[0]) / 2, (high[0] - low[0]) / 2
-        assert (row["ci_low"], row["ci_high"]) == pytest.approx(
-            (centre - widen * half, centre + widen * half), abs=1e-12
-        )
+        # ppi_py's standard error with unbiased variances and Student's t (n - 1 df).
+        n, big_n = len(y), len(yhat_u)
+        se = np.sqrt(lam**2 * np.var(yhat_u, ddof=1) / big_n + np.var(y - lam * yhat, ddof=1) / n)
+        half = scipy.stats.t.ppf(0.95, n - 1) * se
+        assert row["half_width"] == pytest.approx(half, abs=1e-12)
         human = result.loc[(model, "human_only")]
         t_low, t_high = scipy.stats.t.interval(0.9, len(y) - 1, np.mean(y), scipy.stats.sem(y))
         assert (human["ci_low"], human["ci_high"]) == pytest.approx((t_low, t_high), abs=1e-12)
@@ -268,6 +305,59 @@ def test_ppi_estimates_are_ppi_py_run_directly(riddles) -> None:
         assert result.loc[(model, "judge_only"), "estimate"] == pytest.approx(
             part["judge_score"].mean()
         )
+
+
+def _useless_judge_study(seed: int, n_labels: int = 6) -> pd.DataFrame:
+    """40 items on a 1-10 scale; the judge's scores are unrelated to the human's."""
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 11, 40).astype(float)
+    return pd.DataFrame(
+        {
+            "model": "m",
+            "judge_score": rng.integers(1, 11, 40).astype(float),
+            "human_score": np.where(np.arange(40) < n_labels, human, np.nan),
+        }
+    )
+
+
+def test_ppi_is_never_narrower_than_the_labels_alone_when_the_judge_adds_nothing() -> None:
+    tuned_away = 0
+    for seed in range(60):
+        frame = _useless_judge_study(seed)
+        labelled = frame["human_score"].notna()
+        y, yhat = frame.loc[labelled, "human_score"], frame.loc[labelled, "judge_score"]
+        unlabelled = frame.loc[~labelled, "judge_score"].to_numpy()
+        if power_tuning(y.to_numpy(), yhat.to_numpy(), unlabelled):
+            continue  # lambda > 0: the judge's scores carry weight
+        tuned_away += 1
+        means = corrected_means(frame).set_index("estimator")
+        ppi, human = means.loc["ppi"], means.loc["human_only"]
+        assert ppi["estimate"] == pytest.approx(human["estimate"], abs=1e-12)
+        # The judge is tuned away (lambda = 0): PPI is the labels' own t-interval, not
+        # sqrt(5/6) of it as with ppi_py's divide-by-n variance at six labels.
+        assert ppi["half_width"] == pytest.approx(human["half_width"], rel=1e-12), seed
+        assert (ppi["ci_low"], ppi["ci_high"]) == pytest.approx(
+            (human["ci_low"], human["ci_high"]), rel=1e-12
+        )
+    assert tuned_away >= 15  # the case is really exercised
+
+
+def test_ppi_intervals_are_clipped_to_the_scale_and_say_so() -> None:
+    frame = pd.DataFrame(
+        {
+            "model": "m",
+            "judge_score": [10.0, 9, 10, 10, 8, 10, 9, 10, 10, 10, 9, 10],
+            "human_score": [10.0, 9, 10, 8, 10, 10] + [np.nan] * 6,
+        }
+    )
+    free = corrected_means(frame).set_index("estimator")
+    assert free.loc["human_only", "ci_high"] > 10  # the case the clipping is for
+    means = corrected_means(frame, scale=(1, 10)).set_index("estimator")
+    assert (means["ci_high"] <= 10).all() and (means["ci_low"] >= 1).all()
+    clipped = means[means["note"] == "interval clipped to the scale [1, 10]"].index
+    assert "human_only" in clipped and set(clipped) == set(free.index[free["ci_high"] > 10])
+    # The half-width stays the interval's own: clipping is reported, not a gain in precision.
+    assert means["half_width"].to_numpy() == pytest.approx(free["half_width"].to_numpy())
 
 
 @pytest.mark.parametrize("judge", JUDGES)

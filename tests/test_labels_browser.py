@@ -252,3 +252,76 @@ def test_widget_takes_the_keys_gives_feedback_and_resumes(jupyterlab, tmp_path) 
             browser.close()
     assert len(read_labels_table(work / "labels.csv")) == 3
     assert time.monotonic() - started < 90
+
+
+def test_a_ten_point_scale_takes_one_typed_score_per_label_and_resumes_unlabelled(
+    tmp_path: Path,
+) -> None:
+    import pandas as pd
+
+    from judgekit.labels.page import LabellingPage
+    from judgekit.labels.session import LabellingSession
+    from judgekit.rubrics import load_rubric
+
+    items = pd.DataFrame(
+        {
+            "ID": [f"e{i}" for i in range(1, 6)],
+            "Question": [f"How far does answer {i} go?" for i in range(1, 6)],
+            "Answer": [f"It goes {i} steps." for i in range(1, 6)],
+        }
+    )
+    rubric = load_rubric("extent_rating")  # 0-10, and its template names the answer first
+    assert max(rubric.scale.allowed) == 10
+    labels = tmp_path / "labels.csv"
+    server = LabellingPage(LabellingSession(items, rubric, labels, "tester"), "study").start()
+    try:
+        with sync_api.sync_playwright() as driver:
+            browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+            page = browser.new_page()
+            try:
+                page.goto(server.url)
+                widget = page.locator(".jk-labeller")
+                progress, typed = widget.locator(".jk-progress"), widget.locator(".jk-typed")
+                feedback = widget.locator(".jk-error")
+                sync_api.expect(progress).to_have_text("Item 1 of 5")
+                shown = widget.locator(".jk-item").inner_text()
+                assert shown.index("How far does answer 1 go?") < shown.index("It goes 1 steps.")
+                sync_api.expect(widget.locator(".jk-help")).to_contain_text(
+                    "type the score, Enter saves it (Backspace corrects, Esc clears)"
+                )
+                page.keyboard.press("1")  # not a label yet: it waits in the visible buffer
+                sync_api.expect(typed).to_have_text("Typed: 1 (Enter saves 1)")
+                sync_api.expect(progress).to_have_text("Item 1 of 5")
+                page.keyboard.press("0")
+                sync_api.expect(typed).to_have_text("Typed: 10 (Enter saves 10)")
+                page.keyboard.press("5")  # 105 is on no scale: refused, the buffer stays 10
+                sync_api.expect(feedback).to_contain_text("105 is not on the scale")
+                sync_api.expect(typed).to_have_text("Typed: 10 (Enter saves 10)")
+                page.keyboard.press("Enter")
+                sync_api.expect(progress).to_have_text("Item 2 of 5")
+                sync_api.expect(typed).to_contain_text("nothing yet")
+                page.keyboard.press("7")
+                page.keyboard.press("Enter")
+                sync_api.expect(progress).to_have_text("Item 3 of 5")
+                page.keyboard.press("3")
+                page.keyboard.press("Backspace")
+                page.keyboard.press("4")
+                page.keyboard.press("Enter")
+                sync_api.expect(progress).to_have_text("Item 4 of 5")
+                page.keyboard.press("Enter")  # nothing typed: nothing saved
+                sync_api.expect(feedback).to_have_text("type the score first, then Enter")
+                page.keyboard.press("ArrowLeft")
+                page.keyboard.press("ArrowLeft")
+                sync_api.expect(progress).to_have_text("Item 2 of 5")
+                page.reload()  # reopens at the first unlabelled item, not the last viewed
+                sync_api.expect(progress).to_have_text("Item 4 of 5")
+            except Exception:
+                page.screenshot(path=str(tmp_path / "failure.png"))
+                raise
+            finally:
+                browser.close()
+    finally:
+        server.close()
+    saved = read_labels_table(labels)
+    assert list(saved["score"]) == [10.0, 7.0, 4.0]
+    assert list(saved["item_id"]) == ["e1", "e2", "e3"]

@@ -170,13 +170,32 @@ def test_majority_is_strict_over_the_whole_panel_and_keeps_ties_and_failures() -
     assert list(majority["score"].fillna(-9)) == [-9, 0, -9, 3]
     assert majority.loc[3, "unscored"] == "d: error" and majority.loc[4, "n_scored"] == 3
     mean = out.loc["jury:mean"]
-    assert list(mean["status"]) == ["tie", "ok", "judge_unscored", "judge_unscored"]
+    # Item 1's mean (5, 5, 3, 3) is 4, midway between 3 and 5: it rounds up, never a drop.
+    assert list(mean["status"]) == ["ok", "ok", "judge_unscored", "judge_unscored"]
+    assert mean.loc[1, "score"] == 5 and mean.loc[1, "value"] == 4
     assert mean.loc[2, "value"] == pytest.approx(np.mean([0, 0, 0, 5]))
     # The judges' order changes nothing.
     again = jury_scores(long, list("dcba"), scale=SCALE).set_index(["rater", "item"])
     pd.testing.assert_frame_equal(
         out.drop(columns="unscored"), again.drop(columns="unscored"), check_like=True
     )
+
+
+def test_a_two_judge_mean_jury_keeps_every_half_point_item_on_a_ten_point_scale() -> None:
+    # The issue's study: two judges on a 1-10 scale, 40 items; many means end in .5.
+    rng = np.random.default_rng(37)
+    a, b = rng.integers(1, 11, 40), rng.integers(1, 11, 40)
+    long = pd.DataFrame(
+        {"item": np.tile(np.arange(40), 2), "rater": ["a"] * 40 + ["b"] * 40,
+         "score": np.concatenate([a, b]).astype(float)}
+    )  # fmt: skip
+    out = jury_scores(long, ["a", "b"], methods=["mean", "median"], scale=range(1, 11))
+    assert ((a + b) % 2 == 1).sum() >= 10  # the half-point means are really there
+    assert (out["status"] == "ok").all() and out["score"].notna().all()
+    mean = out[out["rater"] == "jury:mean"].set_index("item").sort_index()
+    assert mean["value"].to_numpy() == pytest.approx((a + b) / 2)
+    # The stated rule: the nearest level, exactly midway the higher one.
+    assert (mean["score"].to_numpy() == np.floor((a + b) / 2 + 0.5)).all()
 
 
 def test_mean_and_median_juries_match_numpy() -> None:

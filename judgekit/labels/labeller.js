@@ -3,7 +3,12 @@
 // It only ever receives the session's blind state (texts and positions, never item IDs,
 // models or the judge's verdicts); every label goes back to Python, which writes it.
 
-const HELP = "a digit scores (past 9: digits, then Enter) · s skip · ← → (or p n) move";
+// One gesture per label. On a scale of single digits a digit is the label; on a scale past 9
+// (0-10, 1-20) the digits typed show in a buffer and only Enter saves them, so "1" then "0"
+// is 10, never a 1 and then a 0.
+const MOVES = "s skip · ← → (or p n) move";
+const HELP_DIGIT = `a digit scores · ${MOVES}`;
+const HELP_TYPED = `type the score, Enter saves it (Backspace corrects, Esc clears) · ${MOVES}`;
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -28,12 +33,14 @@ function render({ model, el }) {
   const note = element("textarea", "jk-note");
   note.placeholder = "Note (saved with the label; Esc to return to the keys)";
   note.rows = 2;
+  const buffer = element("div", "jk-typed");
+  buffer.setAttribute("aria-live", "polite");
   const help = element("div", "jk-help");
   const feedback = element("div", "jk-error");
   feedback.setAttribute("role", "status");
-  root.append(focus, header, scale, body, current, note, help, feedback);
+  root.append(focus, header, scale, body, current, buffer, note, help, feedback);
 
-  let typed = ""; // digits typed so far on a scale that goes past 9
+  let typed = ""; // digits typed so far on a scale that goes past 9: shown, saved by Enter
 
   function position() {
     return model.get("position");
@@ -88,8 +95,25 @@ function render({ model, el }) {
           ? "Skipped: not a label, this item comes back"
           : "You abstained on this item";
     note.value = label ? label.note : "";
-    help.textContent = `Keys: ${HELP}${model.get("abstain") ? " · a abstain" : ""}`;
+    help.textContent = `Keys: ${keys()}${model.get("abstain") ? " · a abstain" : ""}`;
+    typed = ""; // a new item (or a saved label) starts an empty buffer
+    showTyped();
     say(model.get("error"));
+  }
+
+  function multiDigit() {
+    return Math.max(...allowed()) > 9;
+  }
+
+  function keys() {
+    return multiDigit() ? HELP_TYPED : HELP_DIGIT;
+  }
+
+  function showTyped() {
+    buffer.hidden = !multiDigit();
+    buffer.textContent = typed
+      ? `Typed: ${typed} (Enter saves ${typed})`
+      : "Typed: (nothing yet; type the score, then Enter)";
   }
 
   function move(step) {
@@ -110,18 +134,37 @@ function render({ model, el }) {
 
   function digit(key) {
     const scores = allowed();
-    if (Math.max(...scores) > 9) {
-      typed = (typed + key).slice(-2); // scales up to 10 and beyond: digits, then Enter
-      say(`typed ${typed}: Enter saves it`);
-    } else if (scores.includes(Number(key))) send("ok", Number(key));
-    else say(`${key} is not on the scale (${scores.join(", ")}): nothing saved`);
+    if (!multiDigit()) {
+      if (scores.includes(Number(key))) send("ok", Number(key));
+      else say(`${key} is not on the scale (${scores.join(", ")}): nothing saved`);
+      return;
+    }
+    // A digit joins the buffer only if some score on the scale starts with the result, so a
+    // stray digit is refused on the spot instead of piling up into a label never meant.
+    const next = String(Number(typed + key));
+    if (scores.some((score) => String(score).startsWith(next)) && (typed + key).length <= 2) {
+      typed = next;
+      say("");
+    } else {
+      const kept = typed || "nothing";
+      say(`${typed}${key} is not on the scale (${scores.join(", ")}): Enter saves ${kept}`);
+    }
+    showTyped();
   }
 
   function enter() {
+    if (typed === "") {
+      say("type the score first, then Enter");
+      return;
+    }
     const score = Number(typed);
-    typed = "";
     if (allowed().includes(score)) send("ok", score);
     else say(`${score} is not on the scale (${allowed().join(", ")}): nothing saved`);
+  }
+
+  function correct(clear) {
+    typed = clear ? "" : typed.slice(0, -1);
+    showTyped();
   }
 
   root.addEventListener("keydown", (event) => {
@@ -133,13 +176,14 @@ function render({ model, el }) {
     if (event.ctrlKey || event.metaKey || event.altKey || event.key === "Tab") return;
     const key = event.key;
     if (/^[0-9]$/.test(key)) digit(key);
-    else if (key === "Enter" && typed !== "") enter();
+    else if (key === "Enter" && multiDigit()) enter();
+    else if ((key === "Backspace" || key === "Escape") && multiDigit()) correct(key === "Escape");
     else if (key === "s") send("skip", null);
     else if (key === "a" && model.get("abstain")) send("abstain", null);
     else if (key === "a") say(`${model.get("rubric_name")} has no abstain value: score it, or skip (s)`);
     else if (key === "ArrowRight" || key === "n") move(1);
     else if (key === "ArrowLeft" || key === "p") move(-1);
-    else if (key.length === 1) say(`${key} is not a key of the labeller: ${HELP}`);
+    else if (key.length === 1) say(`${key} is not a key of the labeller: ${keys()}`);
     // Every other key stays here too: while the labeller has the focus, nothing reaches the page.
     event.preventDefault();
     event.stopPropagation();

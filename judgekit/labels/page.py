@@ -72,6 +72,12 @@ class LabellingPage:
         """The session's blind state, with the page's position and last message."""
         return {**self.session.state(), "position": self.position, "error": self.error}
 
+    def opened(self) -> dict[str, Any]:
+        """The state for a page (re)loaded: at the first unlabelled item, not the last viewed."""
+        with self._lock:
+            self.position = self.session.resume_position()
+            return self.state()
+
     def label(self, message: dict[str, Any]) -> dict[str, Any]:
         """Save the label in ``message`` (``position, status, score, note, advance``)."""
         with self._lock:
@@ -93,7 +99,7 @@ class LabellingPage:
             return self.state()
 
     def move(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Remember the page's position (so a reload comes back to it)."""
+        """Remember the page's position (a reload opens at the first unlabelled item)."""
         with self._lock:
             self.position = max(0, min(int(message["position"]), len(self.session.ids) - 1))
             self.error = ""
@@ -134,7 +140,7 @@ class LabellingPage:
                 if name is None:
                     return
                 if name == "state":
-                    state = json.dumps(page.state()).encode()
+                    state = json.dumps(page.opened()).encode()
                     self._reply(HTTPStatus.OK, state, "application/json")
                 elif name in files:
                     self._reply(HTTPStatus.OK, *files[name])

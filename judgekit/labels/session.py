@@ -27,7 +27,8 @@ from judgekit.labels.table import read_labels_table, record_label, rubric_versio
 from judgekit.rubrics.base import JinjaRubric
 from judgekit.types import UsageError
 
-#: How the page titles each rubric-facing column.
+#: How the page titles each rubric-facing column, in the order a reader needs them: the
+#: question before the answer, whatever order the rubric's template names them in.
 COLUMN_TITLES: dict[str, str] = {
     "Question": "Question",
     "Answer": "Answer",
@@ -58,6 +59,17 @@ def scale_anchors(rubric: JinjaRubric) -> list[dict[str, Any]]:
         }
         for score in sorted(rubric.scale.allowed, reverse=True)
     ]
+
+
+def _reading_order(columns: Sequence[str]) -> list[str]:
+    """``columns`` in :data:`COLUMN_TITLES` order (question first); others after, as given.
+
+    Examples:
+        >>> _reading_order(["Answer", "Notes", "Question"])
+        ['Question', 'Answer', 'Notes']
+    """
+    known = list(COLUMN_TITLES)
+    return sorted(columns, key=lambda c: known.index(c) if c in known else len(known))
 
 
 def _score(value: Any) -> float | None:
@@ -98,7 +110,9 @@ class LabellingSession:
                 f"rubric {rubric.name}: the labeller types scores as digits, so they must be "
                 f"0-99, not {rubric.scale.allowed}"
             )
-        columns = [c for c in rubric.columns_for(items.columns) if c in items.columns]
+        columns = _reading_order(
+            [c for c in rubric.columns_for(items.columns) if c in items.columns]
+        )
         if "ID" not in items.columns or not columns:
             raise UsageError(f"items need an ID column and some of {rubric.input_columns}")
         unknown = [c for c in show_columns if c not in items.columns]

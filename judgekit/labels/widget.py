@@ -1,12 +1,13 @@
 """The blind labelling widget for JupyterLab (anywidget: its front end ships in this package).
 
-A thin host for a :class:`~judgekit.labels.session.LabellingSession`: the page receives only
-the session's blind state (positions, texts, scale) and sends labels back, which the session
-writes to ``labels.csv`` at once. Keys: a digit scores (on a scale past 9: digits, then
-Enter), ``s`` skips, ``a`` abstains (where the rubric allows it), ``←``/``→`` (or ``p``/``n``)
-move, ``Esc`` leaves the note field. The widget takes the keyboard focus when shown and says
-so when it loses it; while it has the focus no key reaches JupyterLab. The same front end
-serves the page of ``judgekit label`` (:mod:`judgekit.labels.page`).
+A thin host for a :class:`~judgekit.labels.session.LabellingSession`: the page receives only the
+session's blind state (positions, texts, scale) and sends labels back, which the session writes to
+``labels.csv`` at once. Keys: a digit scores; on a scale past 9 the digits show in a "Typed:"
+buffer and Enter saves them (Backspace corrects, Esc clears), ``s`` skips, ``a`` abstains (where
+the rubric allows it), ``←``/``→`` (or ``p``/``n``) move, ``Esc`` leaves the note field. The widget
+takes the keyboard focus when shown and says so when it loses it; while it has the focus no key
+reaches JupyterLab. The same front end serves the page of ``judgekit label``
+(:mod:`judgekit.labels.page`).
 """
 
 from __future__ import annotations

@@ -7,14 +7,15 @@ never a number picked by list order:
 
 * ``judge_unscored``: a judge of the panel failed to score it (mean, median, learned weights
   need every judge; the ``unscored`` column names who and why);
-* ``tie``: the aggregate sits exactly midway between two scale levels (mean, median of an even
-  panel), or two levels hold the same votes / posterior;
+* ``tie``: two levels hold the same votes (majority) or posterior (:mod:`.jury_models`);
 * ``no_majority``: no level holds a strict majority of the *whole* panel (a judge that failed
   counts as a vote for no level);
 * ``unscored``: no judge scored it.
 
-Mean and median are mapped to the nearest scale level by value. Dawid-Skene and the learned
-weights live in :mod:`.jury_models`.
+Mean and median are mapped to the nearest scale level by value, and a value exactly midway
+between two levels (a two-judge mean of 6 and 7, the median of an even panel) rounds *up* to the
+higher level: a pooled jury never drops an item for a half-point average. ``value`` keeps the
+unrounded mean or median. Dawid-Skene and the learned weights live in :mod:`.jury_models`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgekit.stats._panel import Panel, nearest_level, panel_scores, require_judges
+from judgekit.stats._panel import Panel, panel_scores, require_judges
 from judgekit.stats._prep import DEFAULT_COLUMNS, Columns, ScaleLike
 
 #: The simple juries :func:`jury_scores` offers.
@@ -91,15 +92,30 @@ def with_juries(
     return pd.concat([base, *juries], ignore_index=True)
 
 
+def round_half_up(values: np.ndarray, levels: Sequence[float]) -> np.ndarray:
+    """Each value's nearest level; exactly midway between two, the higher one (NaN stays NaN).
+
+    Example:
+        >>> round_half_up(np.array([6.5, 6.4, 4.0, np.nan]), [0, 3, 5, 6, 7, 10]).tolist()
+        [7.0, 6.0, 5.0, nan]
+    """
+    grid = np.asarray(levels, dtype=float)
+    gaps = np.abs(np.asarray(values, dtype=float)[:, None] - grid[None, :])
+    # Among levels as near as the nearest (to rounding noise), the highest.
+    near = np.isclose(gaps, np.nanmin(gaps, axis=1, initial=np.inf)[:, None], atol=1e-9)
+    chosen = np.where(near, grid[None, :], -np.inf).max(axis=1, initial=-np.inf)
+    return np.where(np.isnan(values), np.nan, chosen)
+
+
 def _pooled(panel: Panel, judges: list[object], how: str) -> tuple[np.ndarray, ...]:
-    """Mean or median of a complete panel, mapped to the nearest level (midway: a tie)."""
+    """Mean or median of a complete panel, mapped to the nearest level (midway: the higher)."""
     votes = panel.scores[judges].to_numpy(float)
     complete = ~np.isnan(votes).any(axis=1)
     with np.errstate(all="ignore"):
         value = np.nanmean(votes, axis=1) if how == "mean" else np.nanmedian(votes, axis=1)
     value = np.where(complete, value, np.nan)
-    score, ties = nearest_level(value, panel.levels)
-    status = np.where(ties, "tie", "ok").astype(object)
+    score = round_half_up(value, panel.levels)
+    status = np.full(len(value), "ok", dtype=object)
     status[~complete] = "judge_unscored"
     status[np.isnan(votes).all(axis=1)] = "unscored"
     return score, status, value
@@ -129,8 +145,10 @@ def jury_scores(
 ) -> pd.DataFrame:
     """Mean, median and strict-majority juries of a panel, one row per item and jury.
 
-    * mean: ``(1/k) sum_j s_ij`` over the k judges, the nearest scale level by value;
-    * median: the panel's median, the nearest level (an even panel can fall midway: a tie);
+    * mean: ``(1/k) sum_j s_ij`` over the k judges, the nearest scale level by value, exactly
+      midway the higher of the two (round half up: a two-judge 6.5 is 7);
+    * median: the panel's median, the nearest level by the same rule (an even panel's median
+      can fall midway);
     * majority: the level ``l`` with ``#{j: s_ij = l} > k / 2``, k counting every judge of the
       panel, also those that failed to score (a strict majority of the panel, as in
       Verga et al. 2024's max voting, but a tie or a split is reported, not broken).
@@ -158,6 +176,10 @@ def jury_scores(
         [5.0, 3.0]
         >>> list(jury.loc[jury["rater"] == "jury:majority", "status"])
         ['ok', 'tie']
+        >>> pair = long[long["rater"] != "c"]
+        >>> two = jury_scores(pair, ["a", "b"], methods=["mean"], scale=(0, 3, 5))
+        >>> two[["score", "status", "value"]].values.tolist()
+        [[5.0, 'ok', 5.0], [3.0, 'ok', 1.5]]
     """
     names = require_judges(judges, 1, "a jury")
     unknown = sorted(set(methods) - set(SIMPLE_JURIES))

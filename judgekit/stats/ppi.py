@@ -5,11 +5,14 @@ judge-only items (``Ŷᵘ``), the PPI estimate of the human mean is
 
     θ̂ = mean(Ŷᵘ) − mean(Ŷ − Y)
 
-(the judge's mean, corrected by its average error on the labelled items) with the interval
-``θ̂ ± q · sqrt(var(Ŷᵘ)/N + var(Ŷ − Y)/n)``; ``ppi_py`` also applies the power-tuning factor
-λ (PPI++). Reference: Angelopoulos, Bates, Fannjiang, Jordan, Zrnic, "Prediction-powered
-inference", Science 382 (2023); Angelopoulos, Duchi, Zrnic, "PPI++" (2023). The estimate and
-the standard error are ``ppi_py.ppi_mean_pointestimate`` / ``ppi_py.ppi_mean_ci`` themselves.
+(the judge's mean, corrected by its average error on the labelled items); with PPI++'s
+power tuning the judge enters with weight ``λ ∈ [0, 1]``, ``θ̂ = λ·mean(Ŷᵘ) + mean(Y − λŶ)``,
+and the interval is ``θ̂ ± q · sqrt(λ² s²(Ŷᵘ)/N + s²(Y − λŶ)/n)``. Reference: Angelopoulos,
+Bates, Fannjiang, Jordan, Zrnic, "Prediction-powered inference", Science 382 (2023);
+Angelopoulos, Duchi, Zrnic, "PPI++" (2023). The estimate is ``ppi_py.ppi_mean_pointestimate``;
+the variances ``s²`` are unbiased (``ddof = 1``) where ``ppi_py.ppi_mean_ci`` divides by ``n``,
+so that a judge tuned away (``λ = 0``) gives exactly the labels' own t-interval, never a
+narrower one. Intervals are clipped to the rating scale when it is given (the note says so).
 
 Small-sample quantile: ``ppi_py`` uses the normal quantile ``z``. A study labels few items per
 model (10 of a 30-label budget over three models), where the error term ``var(Ŷ − Y)/n``
@@ -34,34 +37,55 @@ def _scalar(value: object) -> float:
     return float(np.ravel(np.asarray(value, dtype=float))[0])
 
 
-def _t_over_z(n: int, level: float) -> float:
-    """How much wider Student's ``t`` (``n − 1`` df) makes a normal interval at ``level``."""
-    upper = (1.0 + level) / 2.0
-    return float(stats.t.ppf(upper, n - 1) / stats.norm.ppf(upper))
+def power_tuning(
+    human: np.ndarray, judge_labelled: np.ndarray, judge_unlabelled: np.ndarray
+) -> float:
+    """PPI++'s variance-minimising weight ``λ`` of the judge, clipped to ``[0, 1]``.
 
-
-def _widened(low: object, high: object, factor: float) -> tuple[float, float]:
-    """The interval ``factor`` times as wide about its centre; NaN when it has zero width."""
-    centre, half = (_scalar(low) + _scalar(high)) / 2.0, (_scalar(high) - _scalar(low)) / 2.0
-    if half == 0:
-        return np.nan, np.nan
-    return centre - factor * half, centre + factor * half
+    ``λ = cov(Y, Ŷ) / ((1 + n/N) · var(Ŷ ∪ Ŷᵘ))``, the closed form ``ppi_py`` computes for a mean
+    (``_calc_lam_glm`` with ``clip=True``); ``λ = 0`` is the labels alone, ``λ = 1`` plain PPI.
+    """
+    n, big_n = len(human), len(judge_unlabelled)
+    pooled = np.var(np.concatenate([judge_labelled, judge_unlabelled]), ddof=1)
+    if pooled == 0:
+        return 0.0
+    covariance = np.mean((human - human.mean()) * (judge_labelled - judge_labelled.mean()))
+    return float(np.clip(covariance / ((1 + n / big_n) * pooled), 0.0, 1.0))
 
 
 def ppi_mean(
     human: np.ndarray, judge_labelled: np.ndarray, judge_unlabelled: np.ndarray, level: float
 ) -> tuple[float, float, float]:
-    """PPI estimate and interval of the human mean: ``(estimate, ci_low, ci_high)``.
+    """PPI++ estimate and interval of the human mean: ``(estimate, ci_low, ci_high)``.
 
-    ``ppi_py``'s interval with its normal quantile replaced by ``t`` at ``len(human) − 1`` df.
-    When every label is the same, power tuning falls back to the labels alone and the interval
-    has zero width: it is NaN instead.
+    The estimate is ``ppi_py.ppi_mean_pointestimate`` at the tuned ``λ``; the interval is
+    ``θ̂ ± t(n − 1) · sqrt(λ² s²(Ŷᵘ)/N + s²(Y − λŶ)/n)`` with *unbiased* variances ``s²``
+    (``ddof = 1``). ``ppi_py.ppi_mean_ci`` divides by ``n`` instead, so at ``λ = 0`` (the judge
+    adds nothing and the estimate is the labels' mean) its interval was ``sqrt((n − 1)/n)``
+    times the classical one (``sqrt(5/6)`` at six labels); here it is exactly the classical
+    t-interval. A zero-width interval (every label equal, ``λ = 0``) is NaN.
+
+    Examples:
+        >>> human = np.array([4.0, 6, 5, 7, 3, 5])
+        >>> judge = np.array([7.0, 3, 5, 3, 7, 5])  # anti-correlated: λ = 0, labels alone
+        >>> estimate, low, high = ppi_mean(human, judge, np.array([2.0, 9, 4, 6]), 0.95)
+        >>> _, c_low, c_high = classical_mean(human, 0.95)
+        >>> print(f"{estimate:.2f} [{low:.2f}, {high:.2f}] vs [{c_low:.2f}, {c_high:.2f}]")
+        5.00 [3.52, 6.48] vs [3.52, 6.48]
     """
     import ppi_py  # on first use: it is slow to import and only PPI needs it
 
-    estimate = ppi_py.ppi_mean_pointestimate(human, judge_labelled, judge_unlabelled)
-    low, high = ppi_py.ppi_mean_ci(human, judge_labelled, judge_unlabelled, alpha=1.0 - level)
-    return (_scalar(estimate), *_widened(low, high, _t_over_z(len(human), level)))
+    lam = power_tuning(human, judge_labelled, judge_unlabelled)
+    estimate = _scalar(
+        ppi_py.ppi_mean_pointestimate(human, judge_labelled, judge_unlabelled, lam=lam)
+    )
+    variance = lam**2 * np.var(judge_unlabelled, ddof=1) / len(judge_unlabelled) + np.var(
+        human - lam * judge_labelled, ddof=1
+    ) / len(human)
+    if variance == 0:
+        return estimate, np.nan, np.nan
+    half = float(stats.t.ppf((1.0 + level) / 2.0, len(human) - 1) * np.sqrt(variance))
+    return estimate, estimate - half, estimate + half
 
 
 def classical_mean(values: np.ndarray, level: float) -> tuple[float, float, float]:
@@ -83,6 +107,13 @@ def _note(result: tuple[float, float, float], missing: str) -> str:
     return "interval undefined: the scores are all equal" if np.isnan(result[1]) else ""
 
 
+def _clipped(low: float, high: float, scale: tuple[float, float] | None) -> tuple[float, float]:
+    """The interval cut to ``scale`` (NaN bounds stay NaN); unchanged without a scale."""
+    if scale is None or np.isnan(low):
+        return low, high
+    return max(low, scale[0]), min(high, scale[1])
+
+
 def corrected_means(
     frame: pd.DataFrame,
     *,
@@ -91,6 +122,7 @@ def corrected_means(
     human: str = "human_score",
     level: float = 0.95,
     min_labels: int = 5,
+    scale: tuple[float, float] | None = None,
 ) -> pd.DataFrame:
     """Each group's mean human score three ways: PPI, judge-only and human-only.
 
@@ -103,12 +135,15 @@ def corrected_means(
         level: Confidence level of the intervals.
         min_labels: Fewest labelled items a group needs for the PPI and human-only intervals
             (both are large-sample intervals; with two or three labels they mean nothing).
+        scale: The rating scale's ``(lowest, highest)`` score: interval bounds past it are
+            clipped to it, and the note says so. None leaves the intervals as computed.
 
     Returns:
         One row per (group, estimator): ``group, estimator, estimate, ci_low, ci_high,
         half_width, n_labelled, n_judged, n_dropped, note``. A group with fewer than
         ``min_labels`` labelled items gets NaN for PPI and human-only, never a number; the
-        ``note`` says why an estimate or interval is missing.
+        ``note`` says why an estimate or interval is missing, or that it was clipped.
+        ``half_width`` is the interval's before clipping (its precision).
 
     Examples:
         >>> from judgekit.stats.examples import labelled_judgments
@@ -149,18 +184,22 @@ def corrected_means(
         }
         for estimator in ESTIMATORS:
             estimate, low, high = results[estimator]
+            note = _note(results[estimator], missing[estimator])
+            clipped_low, clipped_high = _clipped(low, high, scale)
+            if (clipped_low, clipped_high) != (low, high):
+                note = f"interval clipped to the scale [{scale[0]:g}, {scale[1]:g}]"  # type: ignore[index]
             rows.append(
                 {
                     group: name,
                     "estimator": estimator,
                     "estimate": estimate,
-                    "ci_low": low,
-                    "ci_high": high,
+                    "ci_low": clipped_low,
+                    "ci_high": clipped_high,
                     "half_width": (high - low) / 2,
                     "n_labelled": len(y),
                     "n_judged": len(judged),
                     "n_dropped": len(part) - len(judged),
-                    "note": _note(results[estimator], missing[estimator]),
+                    "note": note,
                 }
             )
     return pd.DataFrame(rows)
@@ -229,7 +268,7 @@ def coverage_summary(coverage: pd.DataFrame, *, group: str = "model") -> pd.Data
         >>> summary = coverage_summary(ppi_coverage(frame, n_labels=20, n_subsamples=30, seed=1))
         >>> print(summary[["model", "estimator", "coverage"]].round(2).to_string(index=False))
         model  estimator  coverage
-            a        ppi      0.93
+            a        ppi      0.97
             a judge_only      1.00
             a human_only      0.93
             b        ppi      0.90

@@ -132,63 +132,70 @@ else:
 saved = write_table(between_people, tables / "inter_human_agreement.csv")
 
 # %% [markdown]
-# ## The judge with each human rater
+# ## Every judge with each human rater
 #
-# The judge's verdicts on the plan's variant and run, against every rater in turn (on the
-# items both scored); the `human_labels` column says which rater each row used.
+# Every judge of the panel (named by its label in the study, as the panel notebook names it),
+# on the plan's variant and run, against every rater in turn (on the items both scored); the
+# `judge` column says which judge, the `human_labels` column which rater each row used.
 
 # %%
-judge, variant, run = (
+plan_model, variant, run = (
     str(plan["judge"].iloc[0]),
     str(plan["variant"].iloc[0]),
     int(plan["run"].iloc[0]),
 )
-verdicts = study.verdicts[
-    (study.verdicts["rubric"] == rubric.name) & (study.verdicts["model"] == judge)
-]
-chosen = verdicts[(verdicts["variant"] == variant) & (verdicts["run"] == run)]
-judge_long = pd.DataFrame(
-    {
-        "item": chosen["item_id"],
-        "rater": "judge",
-        "score": chosen["score"],
-        "status": chosen["status"],
-    }
+judge_column = "judge" if "judge" in study.verdicts.columns else "model"
+rubric_verdicts = study.verdicts[study.verdicts["rubric"] == rubric.name]
+panel = [str(j) for j in pd.unique(rubric_verdicts[judge_column].astype(str))]
+# The planned judge (the plan names its model): the one the sample and PPI check are drawn for.
+judge = str(
+    rubric_verdicts.loc[rubric_verdicts["model"] == plan_model, judge_column].astype(str).iloc[0]
 )
+print(f"judges of {rubric.name}: {', '.join(panel)} (planned with {judge})")
 
 
-def versus(rater: str) -> pd.DataFrame:
-    """Quadratic kappa of the judge against one human rater."""
-    theirs = scored[scored["labeller"] == rater]
+def judge_rows(name: str) -> pd.DataFrame:
+    """One judge's verdicts on the plan's variant and run."""
+    mine = rubric_verdicts[rubric_verdicts[judge_column].astype(str) == name]
+    return mine[(mine["variant"] == variant) & (mine["run"] == run)]
+
+
+def versus(name: str, rater: str) -> pd.DataFrame:
+    """Quadratic kappa of one judge against one human rater."""
+    rows, theirs = judge_rows(name), scored[scored["labeller"] == rater]
     long = pd.concat(
         [
-            judge_long,
             pd.DataFrame(
-                {
-                    "item": theirs["item_id"],
-                    "rater": "human",
-                    "score": theirs["score"],
-                    "status": "ok",
-                }
+                {"item": rows["item_id"], "rater": "judge", "score": rows["score"],
+                 "status": rows["status"]}
+            ),
+            pd.DataFrame(
+                {"item": theirs["item_id"], "rater": "human", "score": theirs["score"],
+                 "status": "ok"}
             ),
         ],
         ignore_index=True,
-    )
+    )  # fmt: skip
     return cohen_kappa(long, "judge", "human", scale=levels, weights="quadratic", ci=interval)
 
 
 raters = sorted(scored["labeller"].unique())
 judge_vs_human = pd.concat(
     [
-        versus(r).assign(statistic="kappa (quadratic)", rater_a=judge, rater_b=r, human_labels=r)
+        versus(j, r).assign(
+            statistic="kappa (quadratic)", rater_a=j, rater_b=r, judge=j, human_labels=r
+        )
+        for j in panel
         for r in raters
     ],
     ignore_index=True,
 )
 display(judge_vs_human)
-for line in figure_notes(judge_vs_human, ["statistic", "rater_b"]):
+for line in figure_notes(judge_vs_human, ["judge", "statistic", "rater_b"]):
     print(line)
 saved = write_table(judge_vs_human, tables / "judge_vs_human.csv")
+verdicts = rubric_verdicts[rubric_verdicts[judge_column].astype(str) == judge]
+chosen = judge_rows(judge)
 
 # %% [markdown]
 # The items where the judge and the reference rater differ most, with the judge's reason and
@@ -211,7 +218,8 @@ saved = write_table(review.assign(human_labels=study.labels_source), tables / "d
 #
 # Prediction-powered inference (Angelopoulos et al., *Science* 2023, via `ppi-python`): the
 # judge's mean over every item, corrected by its average error on the labelled items, with
-# Student's t (n − 1 degrees of freedom) for the handful of labels per model. The labels are
+# Student's t (n − 1 degrees of freedom) for the handful of labels per model, for every judge
+# of the panel; intervals are clipped to the rating scale (the `note` says where). The labels are
 # the labelling tool's first labeller's when the tool has labels (the planned sample), else
 # the reference rater's on the planned items; the `human_labels` column says whose.
 
@@ -225,17 +233,29 @@ else:  # no one has labelled yet: the reference rater's labels of the planned it
     planned = reference[reference["item_id"].isin(plan["item_id"])]
     ppi_scores = planned.set_index("item_id")["score"]
 print(f"labels used for PPI: {ppi_rater}")
-has_models = "answer_model" in chosen.columns
-judge_and_human = pd.DataFrame(
-    {
-        "model": chosen["answer_model"].fillna("").astype(str) if has_models else "all answers",
-        "judge_score": chosen["score"].astype(float),
-        "human_score": chosen["item_id"].map(ppi_scores),
-    }
-)
-means = corrected_means(judge_and_human).assign(human_labels=ppi_rater)
+
+
+def ppi_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """One judge's scores per answering model, with the PPI labels where there are any."""
+    has_models = "answer_model" in rows.columns
+    models = rows["answer_model"].fillna("").astype(str) if has_models else "all answers"
+    return pd.DataFrame(
+        {
+            "model": models,
+            "judge_score": rows["score"].astype(float),
+            "human_score": rows["item_id"].map(ppi_scores),
+        }
+    )
+
+
+scale = (min(levels), max(levels))  # intervals past the scale are clipped, the note says so
+judge_and_human = ppi_frame(chosen)
+means = pd.concat(
+    [corrected_means(ppi_frame(judge_rows(j)), scale=scale).assign(judge=j) for j in panel],
+    ignore_index=True,
+).assign(human_labels=ppi_rater)
 display(means)
-for line in figure_notes(means, ["model", "estimator"]):
+for line in figure_notes(means, ["judge", "model", "estimator"]):
     print(line)  # why a mean or an interval is missing (too few labels, or nothing left out)
 saved = write_table(means, tables / "corrected_means.csv")
 
@@ -308,7 +328,7 @@ else:
 
 # %%
 record = calibration_record(
-    judge_model=judge,
+    judge_model=plan_model,
     endpoint=endpoint,
     rubric=rubric,
     variant=variant,
