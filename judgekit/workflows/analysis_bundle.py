@@ -148,12 +148,12 @@ def rerun_analysis(root: Path, steps: Sequence[dict[str, Any]], err: TextIO) -> 
             raise UsageError(f"{where}: not a notebook run (notebook and parameters)")
         if step.get("skipped"):
             continue
-        name = step.get("notebook")
+        name = str(step.get("notebook", ""))
         notebook = notebook_for(name)  # checked: a run name, never a path
         declared = papermill.inspect_notebook(str(notebook))
         check_declared(step["parameters"], declared, f"{where} ({notebook.name})")
         parameters = {k: _filled(k, v, root, where) for k, v in step["parameters"].items()}
-        runs.append(NotebookRun(str(name), notebook, parameters))
+        runs.append(NotebookRun(name, notebook, parameters))
     for run in runs:
         print(f"running {run.name} ...", file=err, flush=True)
         execute(run, report)
