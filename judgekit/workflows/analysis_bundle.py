@@ -29,14 +29,13 @@ from judgekit import __version__, config
 from judgekit.data.atomic import atomic_write_text
 from judgekit.types import UsageError
 from judgekit.workflows.bundle import (
-    BUNDLE_FORMAT,
     BUNDLE_VERSION,
     ENVIRONMENT,
-    MANIFEST,
     library_versions,
     sha256_file,
     study_files,
 )
+from judgekit.workflows.bundle_safety import BUNDLE_FORMAT, MANIFEST
 from judgekit.workflows.html_report import REPORT_STEPS
 from judgekit.workflows.paper import NotebookRun, execute, load_parameter_set, notebook_for
 from judgekit.workflows.parameters import check_declared

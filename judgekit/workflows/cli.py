@@ -119,11 +119,15 @@ def export_(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Bundle to write (.zip, or a new folder).")
     ],
+    allow_failed: Annotated[
+        bool,
+        typer.Option(help="Export although a report step failed (marked; verify reports it)."),
+    ] = False,
 ) -> None:
     """Pack a study (items, settings, prompts, store, labels, report) with a sha256 manifest."""
     from judgekit.workflows.bundle import export_study
 
-    typer.echo(f"bundle written: {export_study(study, output)}")
+    typer.echo(f"bundle written: {export_study(study, output, allow_failed=allow_failed)}")
 
 
 @app.command()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,57 @@ pre { background: #f7f7f7; padding: .5rem; overflow-x: auto; font-size: .85rem; 
 .status-none { color: #8a6d00; font-weight: bold; }
 .anchor-link { display: none; }
 """
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What became of one step of ``steps.json``: ``ran``, ``skipped``, ``failed`` or ``not run``.
+
+    Attributes:
+        notebook: The run name (``05_distributions_and_bias``).
+        state: One of ``ran``, ``skipped``, ``failed``, ``not run``.
+        why: The skip's reason, or which file says it failed.
+    """
+
+    notebook: str
+    state: str
+    why: str = ""
+
+    def line(self) -> str:
+        """One line for a person: ``05_x failed (report/05_x.failed.ipynb)``."""
+        return f"{self.notebook} {self.state}" + (f" ({self.why})" if self.why else "")
+
+
+def read_steps(report: Path) -> list[dict[str, Any]]:
+    """The report's ``steps.json`` (``[]`` when there is none or it is not a list of steps)."""
+    path = report / REPORT_STEPS
+    if not path.is_file():
+        return []
+    steps = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(steps, list):
+        return []
+    return [s for s in steps if isinstance(s, dict) and isinstance(s.get("notebook"), str)]
+
+
+def step_outcomes(report: Path) -> list[StepOutcome]:
+    """Each step of ``report/steps.json`` and what its files say became of it.
+
+    A step ran when ``<notebook>.ipynb`` is there (each execution first removes both of its
+    earlier files, :func:`judgekit.workflows.paper.execute`), failed when
+    ``<notebook>.failed.ipynb`` is, and did not run when neither is.
+    """
+    outcomes = []
+    for step in read_steps(report):
+        name = str(step["notebook"])
+        if step.get("skipped"):
+            outcomes.append(StepOutcome(name, "skipped", str(step["skipped"])))
+        elif (report / f"{name}.failed.ipynb").is_file():
+            outcomes.append(StepOutcome(name, "failed", f"{report.name}/{name}.failed.ipynb"))
+        elif (report / f"{name}.ipynb").is_file():
+            outcomes.append(StepOutcome(name, "ran"))
+        else:
+            outcomes.append(StepOutcome(name, "not run", f"no {report.name}/{name}.ipynb"))
+    return outcomes
 
 
 def notebook_body(path: Path) -> str:

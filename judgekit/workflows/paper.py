@@ -272,6 +272,9 @@ def execute(run: NotebookRun, run_dir: Path) -> Path:
     _kernel_environment()
     final = run_dir / f"{run.name}.ipynb"
     partial = run_dir / f".{run.name}.running.ipynb"
+    failed = run_dir / f"{run.name}.failed.ipynb"
+    for stale in (final, failed):  # an earlier run's outcome must not pass for this one's
+        stale.unlink(missing_ok=True)
     record = provenance(run.parameters)
     try:
         papermill.execute_notebook(
@@ -284,7 +287,6 @@ def execute(run: NotebookRun, run_dir: Path) -> Path:
             progress_bar=False,
         )
     except papermill.PapermillExecutionError as error:
-        failed = run_dir / f"{run.name}.failed.ipynb"
         _finish(partial, failed, record)
         raise RunFailed(
             f"notebook {run.notebook.name} (run {run.name}) failed in cell {error.exec_count}: "
