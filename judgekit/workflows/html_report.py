@@ -85,11 +85,11 @@ def step_outcomes(report: Path) -> list[StepOutcome]:
         if step.get("skipped"):
             outcomes.append(StepOutcome(name, "skipped", str(step["skipped"])))
         elif (report / f"{name}.failed.ipynb").is_file():
-            outcomes.append(StepOutcome(name, "failed", f"{report.name}/{name}.failed.ipynb"))
+            outcomes.append(StepOutcome(name, "failed", f"report/{name}.failed.ipynb"))
         elif (report / f"{name}.ipynb").is_file():
             outcomes.append(StepOutcome(name, "ran"))
         else:
-            outcomes.append(StepOutcome(name, "not run", f"no {report.name}/{name}.ipynb"))
+            outcomes.append(StepOutcome(name, "not run", f"no report/{name}.ipynb"))
     return outcomes
 
 
