@@ -312,3 +312,16 @@ def test_a_missing_output_folder_is_one_line_before_any_work(
         ["export", str(study), "-o", str(tmp_path / "nowhere" / "b.zip")], capsys
     )
     assert bundle_safety.is_bundle_zip(tmp_path / "nowhere.zip") is False
+
+
+def test_a_second_report_on_a_study_refuses_in_one_line(
+    study: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from filelock import FileLock
+
+    from judgekit.workflows.report_lock import LOCK_NAME
+
+    with FileLock(study / LOCK_NAME):  # a first report, still running
+        line = refused(["report", str(study)], capsys)
+    assert "another `judgekit report` is running on this study" in line
+    assert not (study / "report").exists()  # it wrote nothing
