@@ -49,3 +49,33 @@ def test_a_hostile_step_is_refused_before_anything_runs(
         rerun_analysis(root, hostile, io.StringIO())
     assert "\n" not in str(caught.value)
     assert not list((root / "report").glob("*.ipynb"))  # the first, good step did not run
+
+
+@pytest.mark.notebooks
+def test_hostile_notebooks_in_a_bundle_are_never_run_and_change_no_verdict(
+    tmp_path: Path,
+) -> None:
+    import nbformat
+
+    from judgekit.workflows.bundle import MANIFEST, sha256_file, study_files
+    from judgekit.workflows.verify import verify_bundle
+
+    root = tmp_path / "bundle"
+    shutil.copytree(BUNDLE, root)
+    marker = tmp_path / "pwned"
+    for step in steps():  # a notebook of the bundle's own under each step's name
+        hostile = nbformat.v4.new_notebook()
+        hostile.cells.append(nbformat.v4.new_code_cell(f"open({str(marker)!r}, 'w').write('ran')"))
+        nbformat.write(hostile, root / "report" / f"{step['notebook']}.ipynb")
+    manifest = json.loads((root / MANIFEST).read_text())
+    manifest["files"] = {
+        p.as_posix(): {"sha256": sha256_file(root / p), "bytes": (root / p).stat().st_size}
+        for p in study_files(root)
+        if p.as_posix() != MANIFEST
+    }
+    (root / MANIFEST).write_text(json.dumps(manifest))
+    result = verify_bundle(root, io.StringIO(), html=tmp_path / "verified.html")
+    assert result.problems == []
+    assert not marker.exists()
+    page = (tmp_path / "verified.html").read_text(encoding="utf-8")
+    assert str(marker) not in page  # the page shows the checkout's notebooks, run again

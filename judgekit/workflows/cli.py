@@ -139,7 +139,7 @@ def verify(
 ) -> None:
     """Re-run a bundled study offline (0 calls) and compare every table with the bundle's."""
     from judgekit.workflows.errors import RunFailed
-    from judgekit.workflows.verify import verify_bundle
+    from judgekit.workflows.verify import MANIFEST_PROVES, verify_bundle
 
     result = verify_bundle(bundle, sys.stderr, html)
     for line in result.checked:
@@ -148,6 +148,7 @@ def verify(
         typer.echo(f"library version differs: {line}")
     for line in result.problems:
         typer.echo(f"DIFFERS: {line}")
+    typer.echo(f"note: {MANIFEST_PROVES}")
     if not result.ok:
         raise RunFailed(
             f"{bundle}: {len(result.problems)} difference(s); first: {result.problems[0]}"

@@ -202,7 +202,12 @@ def _verification_section(verification: Mapping[str, Any] | None) -> str:
         if changes
         else ""
     )
-    return f"{head}<p>Checked:</p><ul>{lines}</ul>{libraries}"
+    proves = (
+        "<p>The manifest's checksums catch accidents, not forgery: it is not a signature. "
+        "The judgments and tables above were recomputed from the stored replies with the "
+        "verifier's own copy of the notebooks.</p>"
+    )
+    return f"{head}<p>Checked:</p><ul>{lines}</ul>{libraries}{proves}"
 
 
 def _not_run_section(outcomes: Sequence[StepOutcome]) -> str:

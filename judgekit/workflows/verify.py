@@ -75,6 +75,13 @@ from judgekit.workflows.provenance_checks import (
 from judgekit.workflows.replay import offline_replay
 from judgekit.workflows.study import StudyFolder
 
+#: What a passing verification does and does not prove (printed by ``judgekit verify``).
+MANIFEST_PROVES = (
+    "the manifest's checksums catch accidents (a changed, missing or added file), not "
+    "forgery: anyone can rewrite a file and its checksum, so it is not a signature; the "
+    "judgments and tables were recomputed here from the stored replies, with this checkout's "
+    "notebooks (docs/security.md)"
+)
 #: Where the rebuilt judgments and report of a verification go inside its scratch copy.
 REBUILT = "rebuilt"
 
