@@ -325,3 +325,14 @@ def test_a_second_report_on_a_study_refuses_in_one_line(
         line = refused(["report", str(study)], capsys)
     assert "another `judgekit report` is running on this study" in line
     assert not (study / "report").exists()  # it wrote nothing
+
+
+def test_a_password_in_a_url_stops_the_export(
+    study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = study / "study.json"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("http://127.0.0.1", "http://me:hunter2-pw@127.0.0.1", 1))
+    line = refused(["export", str(study), "-o", str(tmp_path / "b.zip")], capsys)
+    assert "study.json holds a URL with a password" in line and "hunter2" not in line
+    assert not (tmp_path / "b.zip").exists()

@@ -26,6 +26,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -175,8 +176,16 @@ def _safe(part: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in part)
 
 
+#: A URL carrying a password (``scheme://user:password@host``).
+URL_PASSWORD = re.compile(rb"\b[A-Za-z][A-Za-z0-9+.-]*://[\w.~%!$&'*+,;=-]+:([\w.~%!$&'*+,;=-]+)@")
+
+
 def secret_hits(root: Path, environ: dict[str, str] | None = None) -> list[str]:
-    """Lines naming each bundled file that holds a secret-named environment variable's value."""
+    """Lines naming each bundled file that holds a secret: an environment value or URL password.
+
+    A secret is the value of a secret-named environment variable (:data:`SECRET_NAME`, six
+    characters or more) or the password part of a URL (``http://user:password@host``).
+    """
     environ = dict(os.environ) if environ is None else environ
     secrets = {k: v.encode() for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= 6}
     hits = []
@@ -185,6 +194,8 @@ def secret_hits(root: Path, environ: dict[str, str] | None = None) -> list[str]:
         hits += [
             f"{relative} holds the value of ${name}" for name, v in secrets.items() if v in data
         ]
+        if URL_PASSWORD.search(data):
+            hits.append(f"{relative} holds a URL with a password (user:password@host)")
     return hits
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.data.atomic import atomic_write_text
+from judgekit.types import UsageError
 from judgekit.workflows.study import StudyFolder
 
 #: Written by ``judgekit verify --html`` and read here: the outcome of the last verification.
@@ -289,5 +290,8 @@ def write_html_report(study_dir: str | Path, target: Path | None = None) -> Path
         f"<h2>Notebooks</h2><ul>{contents}</ul>{sections}</body></html>\n"
     )
     path = target or report / "report.html"
-    atomic_write_text(path, page)
+    try:
+        atomic_write_text(path, page)
+    except PermissionError:
+        raise UsageError(f"{path}: cannot write the HTML report there (read-only?)") from None
     return path
