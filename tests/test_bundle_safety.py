@@ -336,3 +336,24 @@ def test_a_password_in_a_url_stops_the_export(
     line = refused(["export", str(study), "-o", str(tmp_path / "b.zip")], capsys)
     assert "study.json holds a URL with a password" in line and "hunter2" not in line
     assert not (tmp_path / "b.zip").exists()
+
+
+def test_verify_removes_its_scratch_copy_on_sigterm_and_refuses_a_link_out(
+    study: Path, tmp_path: Path, scratch: Path
+) -> None:
+    folder = export_study(study, tmp_path / "bundle-folder")
+    script = (
+        "import io, os, signal, sys\n"
+        "from judgekit.workflows import verify\n"
+        "def stop(*args):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "verify.check_files = stop\n"
+        "verify.verify_bundle(sys.argv[1], io.StringIO())\n"
+    )
+    env = {**os.environ, "TMPDIR": str(scratch), "PYTHONPATH": str(config.ROOT)}
+    done = subprocess.run([sys.executable, "-c", script, str(folder)], env=env, capture_output=True)
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert list(scratch.iterdir()) == []
+    (folder / "extra.csv").symlink_to(tmp_path / "my_study" / "items.csv")
+    with pytest.raises(UsageError, match=r"extra\.csv: a link to .*, outside bundle-folder/"):
+        verify_bundle(folder, io.StringIO())

@@ -118,8 +118,8 @@ def unpack(source: Path, scratch: Path) -> Path:
     """
     root = scratch / "bundle"
     if source.is_dir():
-        shutil.copytree(source, root, symlinks=True)  # links stay links: checked, not followed
-        list(study_files(root))
+        list(study_files(source))  # a link out of the bundle is refused before any copy
+        shutil.copytree(source, root, symlinks=True)  # links stay links, never read through
         return root
     if not zipfile.is_zipfile(source):
         raise UsageError(f"{source}: not a bundle (a .zip or a folder from `judgekit export`)")
