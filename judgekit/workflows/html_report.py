@@ -124,11 +124,18 @@ class StepOutcome:
 
 
 def read_steps(report: Path) -> list[dict[str, Any]]:
-    """The report's ``steps.json`` (``[]`` when there is none or it is not a list of steps)."""
+    """The report's ``steps.json`` (``[]`` when there is none or it is not a list of steps).
+
+    Raises:
+        UsageError: If the file is not JSON.
+    """
     path = report / REPORT_STEPS
     if not path.is_file():
         return []
-    steps = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        steps = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise UsageError(f"{path}: not the JSON list `judgekit report` writes ({error})") from None
     if not isinstance(steps, list):
         return []
     return [s for s in steps if isinstance(s, dict) and isinstance(s.get("notebook"), str)]

@@ -11,6 +11,12 @@ Every executed notebook gets a provenance record (package versions, git commit, 
 judge settings) in its metadata and in a first markdown cell. Environment variables whose
 names contain KEY, TOKEN, SECRET or PASSWORD are never recorded, and their values are
 redacted from the executed notebooks should any output have echoed one.
+
+Before papermill writes a notebook, its parameters are checked by name (an identifier the
+notebook's parameters cell declares) and type
+(:func:`~judgekit.workflows.parameters.check_declared`), and a run name is never a path
+(:data:`RUN_NAME`), so parameters from a file or a bundle can neither inject code nor pick a
+notebook of their own.
 """
 
 from __future__ import annotations

@@ -1,20 +1,25 @@
 """``judgekit verify BUNDLE``: re-run a study offline and check it gives what it says.
 
-The checks, in order, each naming what differs:
+Every file of the bundle is data (docs/security.md). The checks, in order, each naming what
+differs:
 
 1. *Manifest.* Every file has the sha256 the manifest records; none is missing or added.
 2. *Stored replies and items.* Every reply in the response store and every row of
    ``items.csv`` has the digest recorded at export (so a changed reply or item is named even
    when the manifest was rewritten to match).
-3. *Judgments.* Each judge's judgments are rebuilt from the store alone through the engine
+3. *Provenance.* ``prompts/*.json`` and the judges of ``study.json`` are checked against the
+   store, ``environment.json`` against the bundled notebooks' own records
+   (:mod:`judgekit.workflows.provenance_checks`).
+4. *Judgments.* Each judge's judgments are rebuilt from the store alone through the engine
    (:func:`judgekit.workflows.replay.offline_replay`: 0 calls, none possible) and compared with
    the bundled table. A request that is not in the store is named with the first line where it
    differs from the closest stored request: the prompt or an item changed since judging.
-4. *Report.* The bundled report's notebooks (a study's report, or an analysis bundle's
-   notebook runs, :mod:`judgekit.workflows.analysis_bundle`) are executed again on the bundle
-   and every table is compared with the bundled one (:mod:`judgekit.data.compare`: numbers
-   within a tolerance, columns that measure the machine or the clock skipped).
-5. *Libraries.* Library versions that differ from the exporting machine's are listed, and
+5. *Report.* The report's steps (a study's report, or an analysis bundle's notebook runs,
+   :mod:`judgekit.workflows.analysis_bundle`) are executed again on the bundle with this
+   checkout's notebooks, never the bundle's, and every table is compared with the bundled one
+   (:mod:`judgekit.data.compare`: numbers within a tolerance, columns that measure the machine
+   or the clock skipped). A step that failed or did not run, then or now, is a difference.
+6. *Libraries.* Library versions that differ from the exporting machine's are listed, and
    given as the likely cause when a number differs.
 
 The bundle is verified in a scratch copy; it is never written to. The outcome is also written
