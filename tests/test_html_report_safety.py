@@ -118,3 +118,28 @@ def test_the_page_reads_at_1280_px_and_runs_no_script(tmp_path: Path) -> None:
     assert width <= 1280 and settings_right <= 1280
     assert pwned is None
     assert asked == [path.as_uri()]
+
+
+@pytest.mark.notebooks
+def test_an_earlier_runs_outcome_never_passes_for_this_ones(tmp_path: Path) -> None:
+    from judgekit.workflows.errors import RunFailed
+    from judgekit.workflows.paper import NotebookRun, execute
+
+    source = nbformat.v4.new_notebook()
+    source.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    parameters = nbformat.v4.new_code_cell("fail: bool = False")
+    parameters.metadata["tags"] = ["parameters"]
+    source.cells += [parameters, nbformat.v4.new_code_cell("assert not fail")]
+    nbformat.write(source, tmp_path / "source.ipynb")
+    report = tmp_path / "report"
+    report.mkdir()
+    nbformat.write(notebook(text="OLD FAILURE"), report / "02_x.failed.ipynb")
+    execute(NotebookRun("02_x", tmp_path / "source.ipynb", {}), report)
+    assert sorted(p.name for p in report.iterdir()) == ["02_x.ipynb"]
+    with pytest.raises(RunFailed, match=r"02_x\.failed\.ipynb"):
+        execute(NotebookRun("02_x", tmp_path / "source.ipynb", {"fail": True}), report)
+    assert sorted(p.name for p in report.iterdir()) == ["02_x.failed.ipynb"]
