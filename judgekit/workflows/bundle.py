@@ -17,7 +17,12 @@ The response store goes in as a consistent one-file SQLite copy
 bundle: every file is searched for the value of each secret-named environment variable before
 the bundle is written, and a hit stops the export naming the file and the variable. A zip's
 entries are written in sorted order with a fixed timestamp, so exporting the same study twice
-gives the same bytes.
+gives the same bytes. A URL carrying a password is a secret too.
+
+A study whose report has a step that failed or did not run is not exported (one line naming
+the step) unless ``--allow-failed``, which the manifest records for ``verify`` to report. The
+output never replaces anything but an earlier bundle, and a link never leads out of the study
+(:mod:`judgekit.workflows.bundle_safety`; docs/security.md).
 """
 
 from __future__ import annotations
