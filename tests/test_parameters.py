@@ -76,3 +76,35 @@ def test_judgekit_paper_with_a_typo_in_a_parameter_file_is_one_line(tmp_path: Pa
         f"error: {params / '02_human_agreement.yaml'} (02_human_agreement.ipynb): unknown "
         "parameter `judgment_path` (did you mean `judgments_path`?)"
     ]
+
+
+def test_a_parameter_name_carrying_code_or_of_the_wrong_type_is_refused_before_a_write(
+    tmp_path: Path,
+) -> None:
+    from judgekit.workflows.paper import NotebookRun, execute
+
+    notebook = config.NOTEBOOKS_DIR / "03_run_consistency.ipynb"
+    marker = tmp_path / "pwned"
+    hostile = f"x\nimport os; os.system('touch {marker}')\ny"
+    for parameters, message in [
+        ({hostile: 1}, "is not a Python identifier"),
+        ({"judgments_path": 3}, "`judgments_path` must be str, got int 3"),
+        ({"target": True}, "`target` must be float, got bool True"),
+        ({"judgment_path": "x"}, "did you mean `judgments_path`?"),
+    ]:
+        run = NotebookRun("03_run_consistency", notebook, parameters)
+        with pytest.raises(ParameterError, match=message) as caught:
+            execute(run, tmp_path)
+        assert "\n" not in str(caught.value)
+        assert list(tmp_path.iterdir()) == []  # nothing written, nothing run
+    assert not marker.exists()
+
+
+def test_a_run_name_is_never_a_path() -> None:
+    from judgekit.types import UsageError
+    from judgekit.workflows.paper import notebook_for
+
+    for name in ("../../tmp/evil", "/tmp/evil", "03_run_consistency/../x", "03_x\n"):
+        with pytest.raises(UsageError, match="not a notebook run name"):
+            notebook_for(name)
+    assert notebook_for("03_run_consistency--again").name == "03_run_consistency.ipynb"

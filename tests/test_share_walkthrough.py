@@ -39,16 +39,17 @@ def open_page(path: Path) -> dict[str, object]:
     with sync_api.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
         try:
-            page = browser.new_page()
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("request", lambda request: asked.append(request.url))
             page.goto(path.as_uri())
             page.wait_for_load_state("load")
             text = page.inner_text("body")
             images = page.eval_on_selector_all("img", "els => els.map(e => e.naturalWidth)")
             headings = page.eval_on_selector_all("h1", "els => els.map(e => e.textContent)")
+            width = page.evaluate("document.documentElement.scrollWidth")
         finally:
             browser.close()
-    return {"text": text, "images": images, "asked": asked, "headings": headings}
+    return {"text": text, "images": images, "asked": asked, "headings": headings, "width": width}
 
 
 @pytest.mark.notebooks
@@ -90,3 +91,4 @@ def test_share_walkthrough_runs_as_written_and_its_pages_open(tmp_path: Path) ->
         outside = [u for u in page["asked"] if not u.startswith(("file:", "data:"))]  # type: ignore[union-attr]
         assert outside == [], f"the page loaded {outside}"
         assert "import " not in text, "code cells are left out of the report"
+        assert int(page["width"]) <= 1280, f"{page_path} is {page['width']} px wide at 1280"  # type: ignore[call-overload]

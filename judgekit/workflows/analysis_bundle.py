@@ -23,20 +23,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import papermill
+
 from judgekit import __version__, config
 from judgekit.data.atomic import atomic_write_text
 from judgekit.types import UsageError
 from judgekit.workflows.bundle import (
-    BUNDLE_FORMAT,
     BUNDLE_VERSION,
     ENVIRONMENT,
-    MANIFEST,
     library_versions,
     sha256_file,
     study_files,
 )
+from judgekit.workflows.bundle_safety import BUNDLE_FORMAT, MANIFEST
 from judgekit.workflows.html_report import REPORT_STEPS
 from judgekit.workflows.paper import NotebookRun, execute, load_parameter_set, notebook_for
+from judgekit.workflows.parameters import check_declared
 
 BUNDLE_PLACE = "{bundle}"
 INPUTS = "inputs"
@@ -100,20 +102,57 @@ def export_analysis(params_dir: Path, run_dir: Path, target: Path) -> Path:
     return target
 
 
-def _filled(value: Any, root: Path) -> Any:
+#: Parameters a notebook writes into: they must stay inside the bundle's copy.
+WRITTEN = ("output_dir", "figures_dir")
+
+
+def _filled(name: str, value: Any, root: Path, where: str) -> Any:
+    """A step's parameter with its placeholders filled; a path must stay in the bundle.
+
+    Raises:
+        UsageError: If a path leaves the bundle (or, for a read, the shared datasets).
+    """
     if not isinstance(value, str):
         return value
-    return value.replace(BUNDLE_PLACE, str(root)).replace(
+    filled = value.replace(BUNDLE_PLACE, str(root)).replace(
         "{datasets_dir}", str(config.DATASETS_DIR)
     )
+    if name not in WRITTEN and "/" not in filled and "\\" not in filled:
+        return filled  # a word (a method's name, a rubric's), not a path
+    resolved = (root / "report" / filled).resolve()
+    allowed = [root.resolve()] + ([] if name in WRITTEN else [config.DATASETS_DIR.resolve()])
+    if not any(resolved == a or a in resolved.parents for a in allowed):
+        raise UsageError(
+            f"{where}: parameter `{name}` points outside the bundle ({value!r}); refused"
+        )
+    return filled
 
 
 def rerun_analysis(root: Path, steps: Sequence[dict[str, Any]], err: TextIO) -> None:
-    """Execute a bundle's notebook runs (its ``steps.json``) again into ``root/report``."""
+    """Execute a bundle's notebook runs (its ``steps.json``) again into ``root/report``.
+
+    Every step is data: its notebook is the checkout's (named, never a path), its parameters
+    are checked by name and type against that notebook, and its paths stay in the bundle.
+
+    Raises:
+        UsageError: If a step names no packaged notebook, sets a parameter the notebook does
+            not declare, or points outside the bundle (one line, before anything runs).
+    """
     report = root / "report"
     report.mkdir(parents=True, exist_ok=True)
-    for step in steps:
-        parameters = {k: _filled(v, root) for k, v in step["parameters"].items()}
-        run = NotebookRun(step["notebook"], notebook_for(step["notebook"]), parameters)
+    runs = []
+    for index, step in enumerate(steps, start=1):
+        where = f"{REPORT_STEPS} step {index}"
+        if not isinstance(step, dict) or not isinstance(step.get("parameters"), dict):
+            raise UsageError(f"{where}: not a notebook run (notebook and parameters)")
+        if step.get("skipped"):
+            continue
+        name = str(step.get("notebook", ""))
+        notebook = notebook_for(name)  # checked: a run name, never a path
+        declared = papermill.inspect_notebook(str(notebook))
+        check_declared(step["parameters"], declared, f"{where} ({notebook.name})")
+        parameters = {k: _filled(k, v, root, where) for k, v in step["parameters"].items()}
+        runs.append(NotebookRun(name, notebook, parameters))
+    for run in runs:
         print(f"running {run.name} ...", file=err, flush=True)
         execute(run, report)

@@ -17,7 +17,12 @@ The response store goes in as a consistent one-file SQLite copy
 bundle: every file is searched for the value of each secret-named environment variable before
 the bundle is written, and a hit stops the export naming the file and the variable. A zip's
 entries are written in sorted order with a fixed timestamp, so exporting the same study twice
-gives the same bytes.
+gives the same bytes. A URL carrying a password is a secret too.
+
+A study whose report has a step that failed or did not run is not exported (one line naming
+the step) unless ``--allow-failed``, which the manifest records for ``verify`` to report. The
+output never replaces anything but an earlier bundle, and a link never leads out of the study
+(:mod:`judgekit.workflows.bundle_safety`; docs/security.md).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -40,12 +46,19 @@ from judgekit import __version__
 from judgekit.data.atomic import atomic_write, atomic_write_text
 from judgekit.engine.store import ResponseStore
 from judgekit.types import UsageError
+from judgekit.workflows.bundle_safety import (
+    BUNDLE_FORMAT,
+    MANIFEST,
+    inside,
+    is_bundle_zip,
+    terminated_as_exit,
+    writable,
+)
+from judgekit.workflows.html_report import step_outcomes
 from judgekit.workflows.paper import RECORDED_PACKAGES, SECRET_NAME
 from judgekit.workflows.study import StudyFolder
 
-BUNDLE_FORMAT = "judgekit-study-bundle"
 BUNDLE_VERSION = 1
-MANIFEST = "manifest.json"
 ENVIRONMENT = "environment.json"
 PROMPTS = "prompts"
 #: Libraries whose versions can change a number in the report (beyond paper.RECORDED_PACKAGES).
@@ -84,12 +97,32 @@ def library_versions() -> dict[str, str]:
 
 
 def study_files(root: Path) -> Iterator[Path]:
-    """The study's files to bundle (relative paths), in sorted order."""
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        hidden = any(part.startswith(".") for part in relative.parts)
-        if path.is_file() and not hidden and not path.name.endswith(SKIPPED_SUFFIXES):
-            yield relative
+    """The study's files to bundle (relative paths), in sorted order.
+
+    Hidden files and folders are left out; a link is followed only when it stays in ``root``
+    (a linked folder is not entered: its files are bundled from where they are).
+
+    Raises:
+        UsageError: If a file or folder is a link to outside ``root``.
+    """
+    base = root.resolve()
+    found = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        for name in list(dirs):
+            if name.startswith(".") or (
+                (here / name).is_symlink() and inside(here / name, base, here / name)
+            ):
+                dirs.remove(name)
+        for name in files:
+            path = here / name
+            if name.startswith(".") or name.endswith(SKIPPED_SUFFIXES):
+                continue
+            if path.is_symlink():
+                inside(path, base, path)
+            if path.is_file():
+                found.append(path.relative_to(root))
+    yield from sorted(found)
 
 
 def stored_calls(store: Path) -> pd.DataFrame:
@@ -148,8 +181,16 @@ def _safe(part: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in part)
 
 
+#: A URL carrying a password (``scheme://user:password@host``).
+URL_PASSWORD = re.compile(rb"\b[A-Za-z][A-Za-z0-9+.-]*://[\w.~%!$&'*+,;=-]+:([\w.~%!$&'*+,;=-]+)@")
+
+
 def secret_hits(root: Path, environ: dict[str, str] | None = None) -> list[str]:
-    """Lines naming each bundled file that holds a secret-named environment variable's value."""
+    """Lines naming each bundled file that holds a secret: an environment value or URL password.
+
+    A secret is the value of a secret-named environment variable (:data:`SECRET_NAME`, six
+    characters or more) or the password part of a URL (``http://user:password@host``).
+    """
     environ = dict(os.environ) if environ is None else environ
     secrets = {k: v.encode() for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= 6}
     hits = []
@@ -158,11 +199,19 @@ def secret_hits(root: Path, environ: dict[str, str] | None = None) -> list[str]:
         hits += [
             f"{relative} holds the value of ${name}" for name, v in secrets.items() if v in data
         ]
+        if URL_PASSWORD.search(data):
+            hits.append(f"{relative} holds a URL with a password (user:password@host)")
     return hits
 
 
-def build_bundle(study_dir: str | Path, target: Path) -> dict[str, Any]:
-    """Fill the empty folder ``target`` with the bundle of a study; return the manifest."""
+def build_bundle(
+    study_dir: str | Path, target: Path, failed: list[str] | None = None
+) -> dict[str, Any]:
+    """Fill the empty folder ``target`` with the bundle of a study; return the manifest.
+
+    ``failed`` lists the report steps that failed or did not run, exported anyway
+    (``--allow-failed``): the manifest records them and ``verify`` reports them.
+    """
     root = Path(study_dir)
     folder = StudyFolder(root)
     if not folder.manifest.is_file() or not folder.store.is_file():
@@ -197,6 +246,8 @@ def build_bundle(study_dir: str | Path, target: Path) -> dict[str, Any]:
         "replies": reply_digests(calls),
         "items": item_digests(items) if items.is_file() else {},
     }
+    if failed:
+        manifest["allow_failed"] = failed
     atomic_write_text(target / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest
 
@@ -215,29 +266,79 @@ def write_zip(folder: Path, output: Path) -> Path:
     return atomic_write(output, write)
 
 
-def export_study(study_dir: str | Path, output: str | Path) -> Path:
+def failed_steps(study_dir: Path) -> list[str]:
+    """One line per step of the study's report that failed or did not run."""
+    report = StudyFolder(study_dir).report
+    return [o.line() for o in step_outcomes(report) if o.state in ("failed", "not run")]
+
+
+def _check_output(output: str | Path, target: Path) -> None:
+    """Refuse an output that would replace a file that is not a bundle, before any work."""
+    as_zip = target.suffix.lower() == ".zip"
+    if target.is_file():
+        if not as_zip:
+            raise UsageError(f"-o {output}: a file exists there; name a .zip or a new folder")
+        if not is_bundle_zip(target):
+            raise UsageError(f"-o {output}: exists and is not a judgekit bundle; not replaced")
+    elif target.exists() and as_zip:
+        raise UsageError(f"-o {output}: a folder exists there; name a .zip file")
+    elif target.exists() and any(target.iterdir()):
+        raise UsageError(f"-o {output}: the folder exists and is not empty; name a new one")
+    writable(target, "-o")
+
+
+def export_study(study_dir: str | Path, output: str | Path, *, allow_failed: bool = False) -> Path:
     """Write the bundle of ``study_dir`` to ``output`` (a ``.zip`` file, or a new folder).
 
+    A zip is staged in ``TMPDIR/judgekit-bundle-*`` and renamed into place; a folder is staged
+    beside ``output`` and renamed. Neither is left behind on an error, Ctrl-C or SIGTERM.
+
+    Args:
+        study_dir: The study folder.
+        output: A ``.zip`` (new, or an earlier bundle to replace) or a new or empty folder.
+        allow_failed: Export although a report step failed or did not run; the manifest
+            records those steps and ``judgekit verify`` reports them.
+
     Raises:
-        UsageError: If the folder is not a study, the output is inside it or exists as a
-            non-empty folder, or a file holds a secret (one line each).
+        UsageError: If the folder is not a study, a report step failed (without
+            ``allow_failed``), the output would replace anything but an earlier bundle or is
+            inside the study, it cannot be written, a link leads out of the study, or a file
+            holds a secret (one line each).
     """
     root, target = Path(study_dir).resolve(), Path(output).resolve()
     if not root.is_dir():
         raise UsageError(f"{study_dir}: no such study folder")
     if target == root or root in target.parents:
         raise UsageError(f"{output}: write the bundle outside the study folder it packs")
-    as_zip = target.suffix.lower() == ".zip"
-    if not as_zip and target.exists() and any(target.iterdir()):
-        raise UsageError(f"{output}: the folder exists and is not empty; name a new one or a .zip")
-    with tempfile.TemporaryDirectory(prefix="judgekit-bundle-") as scratch:
-        staged = Path(scratch) / "bundle"
-        staged.mkdir()
-        build_bundle(root, staged)
-        hits = secret_hits(staged)
-        if hits:
-            raise UsageError(f"not exported: {hits[0]} (a key must never leave this machine)")
-        if as_zip:
-            return write_zip(staged, target)
-        shutil.copytree(staged, target, dirs_exist_ok=True)
+    _check_output(output, target)
+    failed = failed_steps(root)
+    if failed and not allow_failed:
+        raise UsageError(
+            f"not exported: report step {failed[0]}; fix it and run `judgekit report "
+            f"{study_dir}` again, or pass --allow-failed to export the bundle marked as failed"
+        )
+    try:
+        with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="judgekit-bundle-") as tmp:
+            if target.suffix.lower() == ".zip":
+                staged = Path(tmp) / "bundle"
+                staged.mkdir()
+                _build_checked(root, staged, failed)
+                return write_zip(staged, target)
+            staged = Path(tempfile.mkdtemp(prefix=f".{target.name}.staged-", dir=target.parent))
+            try:
+                _build_checked(root, staged, failed)
+                if target.exists():
+                    target.rmdir()  # empty: checked above
+                staged.rename(target)
+            finally:
+                shutil.rmtree(staged, ignore_errors=True)
+    except PermissionError as error:
+        raise UsageError(f"-o {output}: cannot write {error.filename} (read-only?)") from None
     return target
+
+
+def _build_checked(root: Path, staged: Path, failed: list[str]) -> None:
+    build_bundle(root, staged, failed)
+    hits = secret_hits(staged)
+    if hits:
+        raise UsageError(f"not exported: {hits[0]} (a key must never leave this machine)")

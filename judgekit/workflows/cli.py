@@ -120,11 +120,15 @@ def export_(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Bundle to write (.zip, or a new folder).")
     ],
+    allow_failed: Annotated[
+        bool,
+        typer.Option(help="Export although a report step failed (marked; verify reports it)."),
+    ] = False,
 ) -> None:
     """Pack a study (items, settings, prompts, store, labels, report) with a sha256 manifest."""
     from judgekit.workflows.bundle import export_study
 
-    typer.echo(f"bundle written: {export_study(study, output)}")
+    typer.echo(f"bundle written: {export_study(study, output, allow_failed=allow_failed)}")
 
 
 @app.command()
@@ -136,7 +140,7 @@ def verify(
 ) -> None:
     """Re-run a bundled study offline (0 calls) and compare every table with the bundle's."""
     from judgekit.workflows.errors import RunFailed
-    from judgekit.workflows.verify import verify_bundle
+    from judgekit.workflows.verify import MANIFEST_PROVES, verify_bundle
 
     result = verify_bundle(bundle, sys.stderr, html)
     for line in result.checked:
@@ -145,6 +149,7 @@ def verify(
         typer.echo(f"library version differs: {line}")
     for line in result.problems:
         typer.echo(f"DIFFERS: {line}")
+    typer.echo(f"note: {MANIFEST_PROVES}")
     if not result.ok:
         raise RunFailed(
             f"{bundle}: {len(result.problems)} difference(s); first: {result.problems[0]}"

@@ -11,6 +11,12 @@ Every executed notebook gets a provenance record (package versions, git commit, 
 judge settings) in its metadata and in a first markdown cell. Environment variables whose
 names contain KEY, TOKEN, SECRET or PASSWORD are never recorded, and their values are
 redacted from the executed notebooks should any output have echoed one.
+
+Before papermill writes a notebook, its parameters are checked by name (an identifier the
+notebook's parameters cell declares) and type
+(:func:`~judgekit.workflows.parameters.check_declared`), and a run name is never a path
+(:data:`RUN_NAME`), so parameters from a file or a bundle can neither inject code nor pick a
+notebook of their own.
 """
 
 from __future__ import annotations
@@ -39,8 +45,9 @@ from traitlets import default
 
 from judgekit import __version__, config
 from judgekit.data.atomic import atomic_copy, atomic_write_text
+from judgekit.types import UsageError
 from judgekit.workflows.errors import RunFailed
-from judgekit.workflows.parameters import check_names
+from judgekit.workflows.parameters import check_declared
 
 KERNEL_NAME = "python3"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -192,8 +199,19 @@ def _kernel_environment() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
 
 
+#: A run name: a packaged notebook's stem and an optional ``--label`` (never a path).
+RUN_NAME = re.compile(r"[0-9]{2}_[A-Za-z0-9_]+(--[A-Za-z0-9_.-]+)?", re.ASCII)
+
+
 def notebook_for(run_name: str) -> Path:
-    """Return the source notebook of a run name (``01_run_judging--x`` -> ``01_run_judging``)."""
+    """Return the source notebook of a run name (``01_run_judging--x`` -> ``01_run_judging``).
+
+    Raises:
+        UsageError: If the name is not ``NN_name`` or ``NN_name--label`` (no path at all).
+        FileNotFoundError: If the checkout has no such notebook.
+    """
+    if not isinstance(run_name, str) or not RUN_NAME.fullmatch(run_name):
+        raise UsageError(f"run {run_name!r}: not a notebook run name (NN_name or NN_name--label)")
     path = config.NOTEBOOKS_DIR / f"{run_name.split('--')[0]}.ipynb"
     if not path.is_file():
         raise FileNotFoundError(f"parameter file {run_name}.yaml: no notebook {path}")
@@ -224,8 +242,8 @@ def load_parameter_set(params_dir: Path, run_dir: Path, figures_dir: Path) -> li
         if not isinstance(raw, dict):
             raise ValueError(f"{file}: expected a mapping of parameter names to values")
         notebook = notebook_for(file.stem)
-        known = set(papermill.inspect_notebook(str(notebook)))
-        check_names(raw, known, f"{file} ({notebook.name})")
+        known = papermill.inspect_notebook(str(notebook))
+        check_declared(raw, known, f"{file} ({notebook.name})")
         parameters = {
             key: _fill(value, places) if isinstance(value, str) else value
             for key, value in raw.items()
@@ -247,12 +265,22 @@ def execute(run: NotebookRun, run_dir: Path) -> Path:
     """Execute one notebook run into ``run_dir/<name>.ipynb`` and stamp its provenance.
 
     The notebook is written under a temporary name and renamed when it succeeds; a failed run
-    is kept as ``<name>.failed.ipynb`` and the error names it.
+    is kept as ``<name>.failed.ipynb`` and the error names it. The parameters are checked by
+    name and type against the notebook's parameters cell first (nothing is written otherwise).
+
+    Raises:
+        ParameterError: If a parameter is not one the notebook declares, or of another type.
+        RunFailed: If the notebook failed.
     """
+    declared = papermill.inspect_notebook(str(run.notebook))
+    check_declared(run.parameters, declared, f"notebook {run.notebook.name} (run {run.name})")
     ensure_kernel()
     _kernel_environment()
     final = run_dir / f"{run.name}.ipynb"
     partial = run_dir / f".{run.name}.running.ipynb"
+    failed = run_dir / f"{run.name}.failed.ipynb"
+    for stale in (final, failed):  # an earlier run's outcome must not pass for this one's
+        stale.unlink(missing_ok=True)
     record = provenance(run.parameters)
     try:
         papermill.execute_notebook(
@@ -265,7 +293,6 @@ def execute(run: NotebookRun, run_dir: Path) -> Path:
             progress_bar=False,
         )
     except papermill.PapermillExecutionError as error:
-        failed = run_dir / f"{run.name}.failed.ipynb"
         _finish(partial, failed, record)
         raise RunFailed(
             f"notebook {run.notebook.name} (run {run.name}) failed in cell {error.exec_count}: "

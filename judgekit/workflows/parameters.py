@@ -7,13 +7,17 @@ JupyterLab, writes a plain assignment. :func:`check_parameters`, the notebook's 
 reads the cells run so far (IPython's ``In``), takes the names that cells made only of literal
 assignments set, and stops at the first one the notebook does not declare, or whose value has
 the wrong type, with one line naming it and the closest declared name. :func:`check_names` does
-the same for a parameter file before anything runs.
+the same for a parameter file before anything runs, and :func:`check_declared` checks every
+run's parameters (from a parameter file, a report plan or a bundle's ``steps.json``) by name and
+type against the notebook's parameters cell before papermill writes anything: papermill writes
+``NAME = VALUE`` into the notebook, so a name must be a plain identifier the cell declares.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import keyword
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -43,6 +47,51 @@ def check_names(given: Iterable[str], declared: Iterable[str], where: str) -> No
     known = set(declared)
     for name in sorted(set(given) - known):
         raise ParameterError(f"{where}: unknown parameter `{name}`{close_match(name, known)}")
+
+
+#: Papermill's ``inferred_type_name`` of each annotation a parameters cell may use.
+_DECLARED_TYPES: dict[str, type | tuple[type, ...]] = {
+    "str": str,
+    "int": int,
+    "float": (int, float),
+    "bool": bool,
+    "list": list,
+    "dict": dict,
+}
+
+
+def check_declared(
+    parameters: Mapping[str, Any], declared: Mapping[str, Mapping[str, Any]], where: str
+) -> None:
+    """Refuse a parameter that is not an identifier the notebook declares, or of another type.
+
+    Args:
+        parameters: The values to inject, by name.
+        declared: :func:`papermill.inspect_notebook`'s answer (name -> ``inferred_type_name``).
+        where: What set them (a file, a bundle's steps), for the message.
+
+    Raises:
+        ParameterError: One line naming the parameter.
+    """
+    for name in parameters:
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise ParameterError(f"{where}: parameter name {name!r} is not a Python identifier")
+    check_names(parameters, declared, where)
+    for name, value in parameters.items():
+        expected = _DECLARED_TYPES.get(str(declared[name].get("inferred_type_name")))
+        if expected is None or value is None:
+            continue
+        if (isinstance(value, bool) and expected is not bool) or not isinstance(value, expected):
+            wanted = str(declared[name]["inferred_type_name"])
+            raise ParameterError(
+                f"{where}: parameter `{name}` must be {wanted}, got {type(value).__name__} "
+                f"{_short(value)}"
+            )
+
+
+def _short(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def _literal_assignments(source: str) -> list[tuple[str, bool]]:

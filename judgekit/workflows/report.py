@@ -35,6 +35,7 @@ from judgekit.workflows.checkout import require_checkout
 from judgekit.workflows.combinations import KEYS, label
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.html_report import REPORT_STEPS
+from judgekit.workflows.report_lock import one_report_at_a_time
 from judgekit.workflows.study import (
     StudyFolder,
     own_models_setting,
@@ -257,6 +258,7 @@ def skipped_parts(notebook: Path) -> list[str]:
     return lines
 
 
+@one_report_at_a_time
 def run_report(
     folder: str | Path, err: TextIO | None = None, own_models: Sequence[str] = ()
 ) -> Path:
@@ -269,7 +271,8 @@ def run_report(
             study's ``settings.json`` (so every later report and notebook uses them).
 
     Raises:
-        UsageError: If the folder has no judgments or the notebooks are not on disk.
+        UsageError: If the folder has no judgments, the notebooks are not on disk, or another
+            report runs on the study (:mod:`judgekit.workflows.report_lock`).
         RunFailed: If a notebook failed (it is kept as ``<name>.failed.ipynb``).
     """
     from judgekit.workflows.paper import NotebookRun, execute

@@ -1,20 +1,25 @@
 """``judgekit verify BUNDLE``: re-run a study offline and check it gives what it says.
 
-The checks, in order, each naming what differs:
+Every file of the bundle is data (docs/security.md). The checks, in order, each naming what
+differs:
 
 1. *Manifest.* Every file has the sha256 the manifest records; none is missing or added.
 2. *Stored replies and items.* Every reply in the response store and every row of
    ``items.csv`` has the digest recorded at export (so a changed reply or item is named even
    when the manifest was rewritten to match).
-3. *Judgments.* Each judge's judgments are rebuilt from the store alone through the engine
+3. *Provenance.* ``prompts/*.json`` and the judges of ``study.json`` are checked against the
+   store, ``environment.json`` against the bundled notebooks' own records
+   (:mod:`judgekit.workflows.provenance_checks`).
+4. *Judgments.* Each judge's judgments are rebuilt from the store alone through the engine
    (:func:`judgekit.workflows.replay.offline_replay`: 0 calls, none possible) and compared with
    the bundled table. A request that is not in the store is named with the first line where it
    differs from the closest stored request: the prompt or an item changed since judging.
-4. *Report.* The bundled report's notebooks (a study's report, or an analysis bundle's
-   notebook runs, :mod:`judgekit.workflows.analysis_bundle`) are executed again on the bundle
-   and every table is compared with the bundled one (:mod:`judgekit.data.compare`: numbers
-   within a tolerance, columns that measure the machine or the clock skipped).
-5. *Libraries.* Library versions that differ from the exporting machine's are listed, and
+5. *Report.* The report's steps (a study's report, or an analysis bundle's notebook runs,
+   :mod:`judgekit.workflows.analysis_bundle`) are executed again on the bundle with this
+   checkout's notebooks, never the bundle's, and every table is compared with the bundled one
+   (:mod:`judgekit.data.compare`: numbers within a tolerance, columns that measure the machine
+   or the clock skipped). A step that failed or did not run, then or now, is a difference.
+6. *Libraries.* Library versions that differ from the exporting machine's are listed, and
    given as the likely cause when a number differs.
 
 The bundle is verified in a scratch copy; it is never written to. The outcome is also written
@@ -23,7 +28,6 @@ as ``verification.json`` beside the scratch report and returned.
 
 from __future__ import annotations
 
-import difflib
 import json
 import shutil
 import tempfile
@@ -43,9 +47,7 @@ from judgekit.engine.session import OfflineStoreMissError
 from judgekit.rubrics import list_rubrics
 from judgekit.types import JUDGMENT_COLUMNS, Rubric, UsageError
 from judgekit.workflows.bundle import (
-    BUNDLE_FORMAT,
     ENVIRONMENT,
-    MANIFEST,
     item_digests,
     library_versions,
     reply_digests,
@@ -53,13 +55,38 @@ from judgekit.workflows.bundle import (
     stored_calls,
     study_files,
 )
+from judgekit.workflows.bundle_safety import (
+    BUNDLE_FORMAT,
+    MANIFEST,
+    check_page_target,
+    check_zip_size,
+    terminated_as_exit,
+)
 from judgekit.workflows.errors import RunFailed
-from judgekit.workflows.html_report import REPORT_STEPS, VERIFICATION, write_html_report
+from judgekit.workflows.html_report import (
+    REPORT_STEPS,
+    VERIFICATION,
+    read_steps,
+    step_outcomes,
+    write_html_report,
+)
 from judgekit.workflows.items import study_items
 from judgekit.workflows.own_prompt import load_any_rubric
+from judgekit.workflows.provenance_checks import (
+    check_provenance,
+    environment_problems,
+    explain_miss,
+)
 from judgekit.workflows.replay import offline_replay
 from judgekit.workflows.study import StudyFolder
 
+#: What a passing verification does and does not prove (printed by ``judgekit verify``).
+MANIFEST_PROVES = (
+    "the manifest's checksums catch accidents (a changed, missing or added file), not "
+    "forgery: anyone can rewrite a file and its checksum, so it is not a signature; the "
+    "judgments and tables were recomputed here from the stored replies, with this checkout's "
+    "notebooks (docs/security.md)"
+)
 #: Where the rebuilt judgments and report of a verification go inside its scratch copy.
 REBUILT = "rebuilt"
 
@@ -91,15 +118,18 @@ def unpack(source: Path, scratch: Path) -> Path:
     """Copy a bundle (a ``.zip`` or a folder) into ``scratch``; return its root there.
 
     Raises:
-        UsageError: If it is neither, or an entry would land outside the folder.
+        UsageError: If it is neither, an entry would land outside the folder, a link leads out
+            of it, or a zip declares far more than it holds (before extraction).
     """
     root = scratch / "bundle"
     if source.is_dir():
-        shutil.copytree(source, root)
+        list(study_files(source))  # a link out of the bundle is refused before any copy
+        shutil.copytree(source, root, symlinks=True)  # links stay links, never read through
         return root
     if not zipfile.is_zipfile(source):
         raise UsageError(f"{source}: not a bundle (a .zip or a folder from `judgekit export`)")
     with zipfile.ZipFile(source) as archive:
+        check_zip_size(source, archive)
         for name in archive.namelist():
             target = (root / name).resolve()
             if root.resolve() not in target.parents:
@@ -191,51 +221,6 @@ def recorded_rubric(root: Path, record: Mapping[str, Any]) -> Rubric:
     return load_any_rubric(spec, kept.get("column_map") or (), kept.get("format_reminder"))
 
 
-def first_difference(wanted: Sequence[Any], stored: Sequence[Any]) -> str:
-    """The first line where the messages to send differ from stored ones, quoted briefly."""
-    for index, (new, old) in enumerate(zip(wanted, stored, strict=False)):
-        if new == old:
-            continue
-        new_lines, old_lines = str(new["content"]).splitlines(), str(old["content"]).splitlines()
-        for line, (a, b) in enumerate(zip(new_lines, old_lines, strict=False), start=1):
-            if a != b:
-                return (
-                    f"message {index + 1} ({new['role']}), line {line}: now {a[:80]!r}, "
-                    f"stored {b[:80]!r}"
-                )
-        return (
-            f"message {index + 1} ({new['role']}): {len(new_lines)} lines, stored {len(old_lines)}"
-        )
-    return f"{len(wanted)} messages, stored {len(stored)}"
-
-
-def explain_miss(error: OfflineStoreMissError, calls: pd.DataFrame) -> str:
-    """Name a request the store lacks by its difference from the closest stored request."""
-    key = getattr(error, "key", None)
-    if key is None:
-        return str(error)
-    wanted = [dict(m) for m in key.request.messages]
-    same = calls[(calls["rubric"] == key.rubric) & (calls["variant"] == key.variant)]
-    text = json.dumps(wanted, ensure_ascii=False)
-    best, best_ratio = None, -1.0
-    for messages in same["messages"]:
-        ratio = difflib.SequenceMatcher(None, text, str(messages), autojunk=False).quick_ratio()
-        if ratio > best_ratio:
-            best, best_ratio = json.loads(str(messages)), ratio
-    if best is None:
-        return f"{key.rubric}/{key.variant}: no stored request of this rubric and variant"
-    difference = first_difference(wanted, best)
-    where = (
-        "the prompt changed since judging"
-        if difference.startswith("message 1 (system)")
-        else "an item or the prompt changed since judging"
-    )
-    return (
-        f"judgments: {key.rubric}/{key.variant}/{key.model} run {key.run}: a request is not in "
-        f"the store ({where}); it differs from the closest stored request at {difference}"
-    )
-
-
 def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
     """Rebuild every judge's judgments offline and compare them with the bundled table.
 
@@ -293,30 +278,54 @@ def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def check_report(root: Path, err: TextIO) -> list[str]:
-    """Execute the report notebooks again on the bundle; compare every table with its own."""
+def check_report(root: Path, err: TextIO, allow_failed: Sequence[str] = ()) -> list[str]:
+    """Execute the report notebooks again on the bundle; compare every table with its own.
+
+    Every step that failed or did not run, in the bundled report or on re-execution, is a
+    problem naming the step (as is one the bundle skipped that applies now), so a bundle whose
+    analyses failed never verifies. The notebooks executed are always the checkout's: the
+    bundle's own ``.ipynb`` files are moved aside unread (they are data, compared by hash).
+    """
     from judgekit.workflows.analysis_bundle import rerun_analysis
     from judgekit.workflows.report import run_report
 
     folder = StudyFolder(root)
     report = folder.report
-    if not (report / "tables").is_dir():
+    if not (report / "tables").is_dir() and not (report / REPORT_STEPS).is_file():
         return []
     kept = root / REBUILT / "bundled-report"
     kept.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(report), str(kept))
+    study = folder.manifest.is_file()
+    marked = " (exported with --allow-failed)" if allow_failed else ""
+    then = {o.notebook: o for o in step_outcomes(kept)} if study else {}
+    problems = [
+        f"report: {o.line()} when the study was reported{marked}"
+        for o in then.values()
+        if o.state in ("failed", "not run")
+    ]
     try:
-        if folder.manifest.is_file():
+        if study:
             run_report(root, err=err)
         else:  # an analysis bundle (no judge): its own notebook runs
-            steps = json.loads((kept / REPORT_STEPS).read_text(encoding="utf-8"))
-            rerun_analysis(root, steps, err)
+            rerun_analysis(root, read_steps(kept), err)
     except RunFailed as error:  # the tables that were written are still compared
         failed = [f"report: {error}"]
     else:
         failed = []
-    _, problems = compare_folders(kept / "tables", report / "tables")
-    return failed + [f"report/tables/{line}" for line in problems]
+    now = step_outcomes(report)
+    problems += [f"report: {o.line()} on re-execution" for o in now if o.state != "skipped"
+                 and o.state != "ran"] or failed  # fmt: skip
+    problems += [
+        f"report: {o.notebook} applies to this study but the bundle skipped it "
+        f"({then[o.notebook].why})"
+        for o in now
+        if o.state == "ran" and o.notebook in then and then[o.notebook].state == "skipped"
+    ]
+    if (kept / "tables").is_dir():
+        _, differences = compare_folders(kept / "tables", report / "tables")
+        problems += [f"report/tables/{line}" for line in differences]
+    return problems
 
 
 def library_changes(root: Path) -> list[str]:
@@ -346,8 +355,10 @@ def verify_bundle(source: str | Path, err: TextIO, html: Path | None = None) -> 
     path = Path(source)
     if not path.exists():
         raise UsageError(f"{source}: no such bundle (a .zip or a folder from `judgekit export`)")
+    if html is not None:
+        check_page_target(path, Path(html))
     result = Verification()
-    with tempfile.TemporaryDirectory(prefix="judgekit-verify-") as scratch:
+    with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="judgekit-verify-") as scratch:
         root = unpack(path, Path(scratch))
         manifest = read_manifest(root)
         result.problems += check_files(root, manifest)
@@ -356,12 +367,17 @@ def verify_bundle(source: str | Path, err: TextIO, html: Path | None = None) -> 
             result.problems += check_replies_and_items(root, manifest)
             result.checked.append(f"{len(manifest.get('replies', {}))} stored replies")
             records = judging_records(root)
+            result.problems += check_provenance(root, records)
+            result.checked.append("prompts/*.json and study.json's judges against the store")
             result.problems += check_judgments(root, records)
             result.checked.append(f"judgments of {len(records)} judge(s) rebuilt offline")
+        result.problems += environment_problems(StudyFolder(root).report, root)
         print("re-executing the report notebooks ...", file=err, flush=True)
-        table_problems = check_report(root, err)
+        table_problems = check_report(root, err, manifest.get("allow_failed") or ())
         result.problems += table_problems
-        result.checked.append("report tables re-executed and compared")
+        result.checked.append(
+            "report steps re-executed with this checkout's notebooks, tables compared"
+        )
         result.library_changes = library_changes(root)
         if table_problems and result.library_changes:
             tables = ", ".join(differing_tables(table_problems))
@@ -373,5 +389,8 @@ def verify_bundle(source: str | Path, err: TextIO, html: Path | None = None) -> 
             report = StudyFolder(root).report
             report.mkdir(parents=True, exist_ok=True)
             atomic_write_text(report / VERIFICATION, json.dumps(result.as_dict(), indent=1) + "\n")
-            write_html_report(root, Path(html))
+            try:
+                write_html_report(root, Path(html))
+            except PermissionError as error:
+                raise UsageError(f"--html {html}: cannot write {error.filename}") from None
     return result
