@@ -15,6 +15,7 @@ from pathlib import Path
 from judgekit.data.columns import TABLE_COLUMNS
 from judgekit.engine import JudgeOptions
 from judgekit.rubrics import JinjaRubric, PromptRubric, load_rubric
+from judgekit.rubrics.loader import FolderRubric
 from judgekit.types import JudgeClient, Rubric, UsageError
 
 
@@ -97,6 +98,10 @@ def prompt_notice(rubric: Rubric, client: JudgeClient, options: JudgeOptions) ->
     mode = client.structured_mode
     enforced = STRUCTURED_REQUEST.get(mode, "")
     preset = getattr(getattr(client, "preset", None), "name", "this endpoint")
+    if isinstance(rubric, FolderRubric):
+        line = f"prompt: rubric folder {rubric.template_folder} as its templates render; "
+        line += f"judgekit adds {'; '.join(rubric.additions(structured))}"
+        return f"{line}; structured: {enforced} (preset {preset})" if structured else line
     if not isinstance(rubric, PromptRubric):
         if not structured:
             return f"prompt: judgekit's rubric {rubric.name}, plain text"
