@@ -3,6 +3,7 @@ an endpoint that is down (dry run and replay), and a run whose replies could not
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from judgekit.rubrics.placeholders import PromptTemplate, PromptTemplateError
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.simulator.server import SimulatorHandle
 from judgekit.workflows.cli import main
@@ -152,3 +154,29 @@ def test_unreadable_replies_are_summed_up_with_what_they_looked_like(
     assert "2 of 2 rows have no score" in line and "see the status column" not in line
     assert "the first: no rating (Rating: [[N]] or a score line) found in the reply" in line
     assert '(it begins: \'{"rating"' in line
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Q: {question\nA: {answer}", "write {question}"),
+        ("Q: {{ question\nA: {{answer}}", "write {{question}}"),
+        ("Q: {question and A: {answer}", "write {question}"),
+        ("No other placeholder {question", "write {question}"),
+    ],
+)
+def test_an_unclosed_placeholder_names_its_line(text: str, written: str) -> None:
+    with pytest.raises(PromptTemplateError, match=rf"^f\.txt, line 1: .*{re.escape(written)}$"):
+        PromptTemplate(text, "f.txt")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Q: {question}\nReply {"score": 5} or {score: 5}.',
+        'Q: {question}\nLiteral braces: {{"score": 5}} and {{ brace here.',
+        "Handlebars {{question}} with a JSON {score: 1}",
+    ],
+)
+def test_braces_that_are_no_placeholder_are_sent_as_written(text: str) -> None:
+    assert PromptTemplate(text, "f.txt").names == ("question",)
