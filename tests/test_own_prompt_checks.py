@@ -68,15 +68,23 @@ def test_a_placeholder_without_its_brace_is_refused_before_any_call(
     assert not list(sim.requests)
 
 
-@pytest.mark.parametrize("header", ["model", "MODEL", "answer_model", "Generator"])
+@pytest.mark.parametrize(
+    ("header", "mapped"),
+    [("model", False), ("MODEL", False), ("answer_model", False), ("model", True),
+     ("Generator", True)],
+)  # fmt: skip
 def test_the_answering_model_column_is_found_under_its_aliases(
-    sim: SimulatorHandle, header: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sim: SimulatorHandle,
+    header: str,
+    mapped: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("TQDM_DISABLE", "1")
     items, prompt = _files(tmp_path, header=header)
-    mapped = ["--column-map", f"{header}=Model"] if header == "Generator" else []
+    mapping = ["--column-map", f"{header}=Model"] if mapped else []
     out = tmp_path / "o.csv"
-    assert main([*_judge(items, prompt, sim.base_url, out), *mapped]) == 0
+    assert main([*_judge(items, prompt, sim.base_url, out), *mapping]) == 0
     table = pd.read_csv(out)
     assert dict(zip(table["item_id"], table["answer_model"], strict=True)) == {
         1: "alpha",
