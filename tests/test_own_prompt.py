@@ -222,9 +222,14 @@ def test_a_rubric_folder_like_the_packaged_ones_runs(
     system = json.loads(endpoint.bodies[0])["messages"][0]["content"]
     assert system.startswith("You grade answers 1-3.") and "SCORE: [1/2/3]" in system
     assert pd.read_csv(out)["score"].tolist() == [3.0, 1.0]
-    assert (
-        capsys.readouterr().err.splitlines()[0] == "prompt: judgekit's rubric my_rubric, plain text"
+    notice = capsys.readouterr().err.splitlines()[0]
+    assert notice == (
+        f"prompt: rubric folder {folder} as its templates render; judgekit adds a user message "
+        "holding the items (a header line, one <item> block each); common/format_score_line.j2 "
+        "(the format of score_line), which the template includes by extending common/system.j2"
     )
+    user = json.loads(endpoint.bodies[0])["messages"][1]["content"]
+    assert "one-sentence explanation" not in user  # no reminder unless format_reminder: true
 
 
 def _reasks(endpoint: Any, rubric: Any, store: Path) -> tuple[list[list[dict[str, str]]], Any]:
@@ -270,11 +275,11 @@ def test_a_verbatim_prompt_re_asks_unchanged_unless_asked(endpoint: Any, tmp_pat
 
 
 def _readme_section() -> str:
-    readme = (config.ROOT / "README.md").read_text(encoding="utf-8")
-    return readme.split("## Your own prompt\n", 1)[1].split("\n## ", 1)[0]
+    page = (config.ROOT / "docs" / "own-prompt.md").read_text(encoding="utf-8")
+    return page.split("## The worked example\n", 1)[1].split("\n## ", 1)[0]
 
 
-def test_the_readme_walkthrough_runs_as_written(
+def test_the_docs_walkthrough_runs_as_written(
     endpoint: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     section = _readme_section()

@@ -38,6 +38,18 @@ DEFAULT_ALIASES: Mapping[str, str] = {
     "ideal reasoning": "Ref_Reasoning",
 }
 
+#: Columns that are not sent to the judge but give the analysis its context: ``Model`` is the
+#: answering model (per-model and self-preference analyses). Headers may alias them too.
+CONTEXT_COLUMNS: tuple[str, ...] = ("Model",)
+#: Accepted spellings of the context columns (any case, spaces, ``_`` or ``-``).
+CONTEXT_ALIASES: Mapping[str, str] = {
+    "model": "Model",
+    "answer model": "Model",
+    "answering model": "Model",
+}
+#: Every column a header may be renamed to.
+TABLE_COLUMNS: tuple[str, ...] = (*CANONICAL_COLUMNS, *CONTEXT_COLUMNS)
+
 #: Headers that look like a rubric's optional column, by the column they probably mean.
 LOOKALIKES: dict[str, tuple[str, ...]] = {
     "Ref_Answer": ("reference", "ref", "gold", "expected", "answerkey", "solution", "truth"),
@@ -54,10 +66,10 @@ def column_map(pairs: Sequence[str]) -> dict[str, str]:
     aliases = {}
     for pair in pairs:
         header, sep, column = (part.strip() for part in pair.partition("="))
-        if not sep or not header or column not in CANONICAL_COLUMNS:
+        if not sep or not header or column not in TABLE_COLUMNS:
             raise UsageError(
                 f"--column-map {pair!r}: write HEADER=COLUMN, COLUMN one of "
-                f"{', '.join(CANONICAL_COLUMNS)}"
+                f"{', '.join(TABLE_COLUMNS)}"
             )
         aliases[header] = column
     return aliases
@@ -115,13 +127,13 @@ def alias_key(header: str) -> str:
 
 
 def _alias_lookup(aliases: Mapping[str, str] | None) -> dict[str, str]:
-    lookup = {alias_key(name): name for name in CANONICAL_COLUMNS}
-    for mapping in (DEFAULT_ALIASES, aliases or {}):
+    lookup = {alias_key(name): name for name in TABLE_COLUMNS}
+    for mapping in (DEFAULT_ALIASES, CONTEXT_ALIASES, aliases or {}):
         for alias, canonical in mapping.items():
-            if canonical not in CANONICAL_COLUMNS:
+            if canonical not in TABLE_COLUMNS:
                 raise ValueError(
                     f"alias {alias!r} points to {canonical!r}, which is not one of "
-                    f"{', '.join(CANONICAL_COLUMNS)}"
+                    f"{', '.join(TABLE_COLUMNS)}"
                 )
             lookup[alias_key(alias)] = canonical
     return lookup
@@ -152,9 +164,10 @@ def canonical_headers(
         if name in first_position:
             earlier = first_position[name]
             other = f"column {column_letter(earlier)} '{headers[earlier]}'"
+            kind = "canonical column" if name in CANONICAL_COLUMNS else "column"
             problem = (
-                f"maps to canonical column '{name}', as does {other}"
-                if name in CANONICAL_COLUMNS
+                f"maps to {kind} '{name}', as does {other}"
+                if name in CANONICAL_COLUMNS or header.strip() != headers[earlier].strip()
                 else f"repeats the header of {other}"
             )
             raise DataError(source, problem, row=1, column=header, position=position)
@@ -208,7 +221,8 @@ def validate_frame(
         if name not in columns:
             raise DataError(
                 source,
-                f"required column '{name}' is missing (columns found: {', '.join(columns)})",
+                f"required column '{name}' is missing (columns found: {', '.join(columns)}); "
+                f"if one of them holds it, pass --column-map HEADER={name}",
                 row=1 if frame.index.name == "row" else None,
             )
     id_position = columns.index(id_column)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from judgekit.formats.common import NUMBER_PATTERN
 from judgekit.formats.reply import ReplyInput, normalise_line
@@ -44,10 +45,18 @@ _DEN = r"(?:[ \t]*(?:/|out[ \t]+of)[ \t]*(?P<den>\d+))?"
 _VALUE = rf"(?P<open>\[\[|\[)?[ \t]*{_NUM}{_DEN}[ \t]*(?P<close>\]\]|\])?"
 _SEP = r"(?P<sep>[:=：]|[ \t]+is|は|为|是|[ \t]ist|[ \t]est)?"
 _EMPH = r"[ \t*_`]*"
-_LABELLED = re.compile(
-    rf"(?<![^\W\d_])(?P<label>{LABELS}){_EMPH}{_SEP}{_EMPH}(?:of\s+)?{_VALUE}(?![\d.,]*\d)",
-    re.IGNORECASE,
-)
+
+
+@cache
+def _labelled(asked: str) -> re.Pattern[str]:
+    """A label and a number: the known labels, and the one the rubric's marker asks for."""
+    labels = f"{re.escape(asked)}|{LABELS}" if asked else LABELS
+    return re.compile(
+        rf"(?<![^\W\d_])(?P<label>{labels}){_EMPH}{_SEP}{_EMPH}(?:of\s+)?{_VALUE}(?![\d.,]*\d)",
+        re.IGNORECASE,
+    )
+
+
 _BRACKETED = re.compile(rf"\[\[[ \t]*{_NUM}{_DEN}[ \t]*\]\]")
 _BRACKET_LINE = re.compile(rf"^[ \t*_`>#]*\[[ \t]*{_NUM}{_DEN}[ \t]*\][ \t*_`.]*$", re.MULTILINE)
 _BARE = re.compile(rf"[\s*_`#>]*(?P<open>\[\[|\[)?\s*{_NUM}{_DEN}\s*(?P<close>\]\]|\])?[\s*_`.]*")
@@ -131,7 +140,7 @@ def find_candidates(reply: ReplyInput) -> list[Candidate]:
     text = "\n".join(reply.lines())
     found: list[Candidate] = []
     covered: list[tuple[int, int]] = []
-    for match in _LABELLED.finditer(text):
+    for match in _labelled(reply.marker.label).finditer(text):
         if _unbalanced(match):
             continue
         found.append(_classify(reply, text, match, match["label"]))

@@ -19,6 +19,7 @@ _FORM = (
 _JSON = re.compile(r'\{\s*"(?P<key>[^"\n]+)"\s*:\s*N\s*\}')
 _PREFIX = re.compile(r"(?P<label>.*?)\s*(?P<sep>[:=：]?)\s*(?P<open>\[{0,2})")
 _LABEL = re.compile(r"[^\W\d_](?:[\w .'-]*\w)?|\[[A-Za-z]+\]")
+_NUMBER = re.compile(r"(?<![A-Za-z])N(?![A-Za-z])")
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class ScoreMarker:
     json_key: str | None = None
 
     def shown(self, values: str) -> str:
-        """The marker with ``N`` replaced by ``values`` (``Rating: [[1/2/3]]``)."""
-        return self.text.replace("N", values)
+        """The marker with ``N`` replaced by ``values`` (``Rating: [[1/2/3]]``, ``RATING: 4``)."""
+        return _NUMBER.sub(lambda _: values, self.text, count=1)
 
 
 def parse_marker(text: str) -> ScoreMarker:
@@ -52,7 +53,7 @@ def parse_marker(text: str) -> ScoreMarker:
     json_form = _JSON.fullmatch(marker)
     if json_form:
         return ScoreMarker(marker, json_key=json_form["key"].strip())
-    parts = re.split(r"(?<![A-Za-z])N(?![A-Za-z])", marker)
+    parts = _NUMBER.split(marker)
     if len(parts) != 2:
         raise ValueError(f"score_marker {text!r} needs exactly one N for the number; {_FORM}")
     prefix, suffix = parts

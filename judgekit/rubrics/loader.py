@@ -8,20 +8,25 @@ the same name beside it (``my_prompt.yaml``). The settings
 (:data:`~judgekit.rubrics.prompt_file.PROMPT_KEYS`) are the ones a prompt cannot carry: how
 the judge answers (which decides whether items are batched), the scale, which column fills
 each placeholder, the label column.
+
+A user's rubric folder is a :class:`FolderRubric`: its templates are sent as they render, with
+judgekit's user message holding the items; the format's reminder closes that message only with
+``format_reminder: true`` (a user's template states its own format; judgekit's reminder line
+would contradict one that asks for another), and :meth:`FolderRubric.additions` says all of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from judgekit.rubrics.base import JinjaRubric
 from judgekit.rubrics.criteria import common_scale, validate_criteria
-from judgekit.rubrics.environment import RUBRICS_DIR
+from judgekit.rubrics.environment import RUBRICS_DIR, tidy
 from judgekit.rubrics.prompt_file import prompt_rubric
 from judgekit.rubrics.settings import NAME_PATTERN, read_yaml, scale_from_config, shared_settings
-from judgekit.types import Criterion
+from judgekit.types import Criterion, Item
 
 _REQUIRED_KEYS = {
     "name",
@@ -37,6 +42,50 @@ _REQUIRED_KEYS = {
 #: What a user's rubric folder must say (the rest has defaults).
 _USER_FOLDER_KEYS = {"name", "output_format", "input_columns", "variants"}
 _OVERRIDABLE = {"label_column", "default_batch_size"}
+
+
+#: The user message judgekit adds to a rubric folder's prompt, in words.
+ITEMS_MESSAGE = "a user message holding the items (a header line, one <item> block each)"
+
+
+class FolderRubric(JinjaRubric):
+    """A user's rubric folder: its own templates, judgekit's items message, a reminder if asked."""
+
+    def render(
+        self,
+        items: Sequence[Item],
+        *,
+        variant: str = "base",
+        structured: bool = False,
+        batch_label: str = "",
+    ) -> list[dict[str, str]]:
+        """``[system, user]``: the folder's template, then the items (and the reminder if set).
+
+        Raises:
+            ValueError: As :meth:`JinjaRubric.render`.
+        """
+        user = self.items_message(
+            items, structured=structured, batch_label=batch_label, reminder=self.format_reminder
+        )
+        system = self.system_prompt(variant, structured=structured)
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def additions(self, structured: bool) -> tuple[str, ...]:
+        """What judgekit adds to the folder's text, in words."""
+        added = [ITEMS_MESSAGE]
+        block = self.environment().get_template(self.format.templates[0])
+        shown = tidy(block.render(self.template_context(structured))).strip()
+        if shown and shown in self.system_prompt(structured=structured):
+            added.append(
+                f"{self.format.templates[0]} (the format of {self.output_format}), which the "
+                "template includes by extending common/system.j2"
+            )
+        if self.format_reminder:
+            added.append(
+                f"the reminder of {self.output_format}'s format closing the user message, and "
+                "on re-asks a line saying what was wrong with the last reply"
+            )
+        return tuple(added)
 
 
 def list_rubrics(kind: str = "direct") -> list[str]:
@@ -111,7 +160,7 @@ def _folder_rubric(folder: Path, params: Mapping[str, Any], *, packaged: bool) -
         raise ValueError(f"{path}: 'name' is {name!r}, expected {folder.name!r}")
     if not NAME_PATTERN.fullmatch(name):
         raise ValueError(f"{path}: name {name!r} must be 1-56 letters, digits, '_' or '-'")
-    settings = shared_settings(config, params, path, reminder=True)
+    settings = shared_settings(config, params, path, reminder=packaged)
     examples_path = folder / "examples.yaml"
     data: dict[str, Any] = {"anchors": [], "examples": [], "output_example": None}
     data.update(config.get("template_data") or {})
@@ -134,7 +183,7 @@ def _folder_rubric(folder: Path, params: Mapping[str, Any], *, packaged: bool) -
     for variant in config["variants"]:
         if not (folder / "variants" / f"{variant}.j2").is_file():
             raise ValueError(f"{path}: variant {variant!r} has no template variants/{variant}.j2")
-    return JinjaRubric(
+    return (JinjaRubric if packaged else FolderRubric)(
         name=name,
         seed=str(config.get("seed", path)),
         scale=scale,

@@ -11,7 +11,9 @@ Three styles researchers write, one per file:
 A value is inserted as it is (no escaping, no trimming). Every other character of the file is
 sent unchanged. Anything that would need a template engine (``{% … %}``, ``{{#each}}``,
 helpers) is refused when the file is read, naming the line, so nothing is silently left
-unfilled; so is a slot whose value is missing when a request is built.
+unfilled; so is a placeholder whose closing brace is missing (``{question`` at a line's end or
+before a word, which would reach the judge as text), and a slot whose value is missing when a
+request is built.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ _TOKEN = re.compile(
     rf"|\{{\{{\s*(?P<double>{_NAME})\s*\}}\}}"
     rf"|(?<!\{{)\{{(?P<single>{_NAME})\}}(?!\}})"
     r"|(?P<jinja>\{%.*?%\})"
+)
+#: An opening brace and a name that no closing brace follows (``{question`` at a line's end).
+_UNCLOSED = re.compile(
+    rf"(?<!\{{)(?P<open>\{{{{1,3}})[ \t]*(?P<name>{_NAME})(?=[ \t]*(?:\n|$)|[ \t]+\w)"
 )
 _BLOCK = re.compile(rf"(?P<kind>#if|#unless|/if|/unless|else)(?:\s+(?P<name>{_NAME}))?")
 
@@ -105,6 +111,7 @@ class PromptTemplate:
                 "; use one style in a file",
             )
         self.style = "format" if single else "handlebars" if double else "none"
+        self._refuse_unclosed(tokens)
         self._lines: dict[str, int] = {}
         for token in tokens:
             found = token["triple"] or token["double"] or token["single"] or token["tag"] or ""
@@ -117,6 +124,21 @@ class PromptTemplate:
         _collect(self._nodes, names, required, guarded=frozenset())
         self.names = tuple(names)
         self.optional = tuple(name for name in names if name not in required)
+
+    def _refuse_unclosed(self, tokens: list[re.Match[str]]) -> None:
+        """Refuse ``{question`` without its closing brace: it would be sent as text."""
+        rest = list(self.text)
+        for token in tokens:
+            rest[token.start() : token.end()] = " " * (token.end() - token.start())
+        for found in _UNCLOSED.finditer("".join(rest)):
+            if self.style == "format" and found["open"] == "{{":
+                continue  # a literal brace in str.format's style
+            braces = "}" * len(found["open"])
+            self._fail(
+                found.start(),
+                f"placeholder {found['name']!r} is not closed ({found.group().strip()!r} would "
+                f"be sent as text); write {found['open']}{found['name']}{braces}",
+            )
 
     def _fail(self, at: int, message: str) -> NoReturn:
         self.fail_at_line(_line_of(self.text, at), message)

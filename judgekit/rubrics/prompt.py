@@ -31,6 +31,8 @@ class PromptRubric(JinjaRubric):
         values: Fixed text for placeholders that are not columns.
         system: Text of a system message sent before the filled prompt (``""`` = none).
         prompt_file: The file the prompt was read from.
+        templates: The prompt of each variant (``base`` is ``template``; the others are its
+            paraphrases, ``NAME.VARIANT.txt`` beside it, with the same placeholders).
     """
 
     verbatim = True
@@ -55,6 +57,7 @@ class PromptRubric(JinjaRubric):
         description: str = "",
         format_reminder: bool = False,
         score_marker: str | None = None,
+        variants: Mapping[str, PromptTemplate] | None = None,
     ) -> None:
         fixed = dict(values or {})
         slots = [name for name in template.names if name not in fixed]
@@ -86,8 +89,10 @@ class PromptRubric(JinjaRubric):
             template_data={"anchors": [], "examples": [], "output_example": None},
             format_reminder=format_reminder,
             score_marker=score_marker,
+            variants=("base", *(variants or {})),
         )
         self.template = template
+        self.templates = {"base": template, **(variants or {})}
         self.columns = mapped
         self.values = fixed
         self.system = system
@@ -112,8 +117,10 @@ class PromptRubric(JinjaRubric):
         the endpoint enforces needs the judge to know it.
         """
         if variant not in self.variants:
-            raise ValueError(f"rubric {self.name} has only the variant 'base', not {variant!r}")
-        text = self.system if self.template.names else self.template.text
+            raise ValueError(
+                f"rubric {self.name} has no variant {variant!r}; choose from {self.variants}"
+            )
+        text = self.system if self.template.names else self.templates[variant].text
         if structured and (text or not self.template.names):
             return f"{text.rstrip()}\n\n{self._format_block(True)}".lstrip()
         return text
@@ -144,7 +151,8 @@ class PromptRubric(JinjaRubric):
                 )
             view = self._item_view(items[0])
             filled = {slot: view["fields"].get(column) for slot, column in self.columns.items()}
-            user = self.template.fill({**filled, **self.values}, what=f"item {items[0].id}")
+            template = self.templates[variant]
+            user = template.fill({**filled, **self.values}, what=f"item {items[0].id}")
             if structured and not system:
                 user = f"{user.rstrip()}\n\n{self._format_block(True)}"
             if self.format_reminder:

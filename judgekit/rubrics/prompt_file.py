@@ -38,6 +38,8 @@ PROMPT_KEYS = {
     "score_marker": "how the prompt asks for the score (score_line): 'Rating: [[N]]', ...",
     "tie_rule": "what the prompt says between two scores",
     "criteria": "weighted criteria (direct_scoring_json)",
+    "variants": "paraphrases of the prompt: [paraphrase_1, ...] (files NAME.paraphrase_1.txt "
+    "beside it) or {paraphrase_1: FILE}; default: every NAME.VARIANT.txt beside it",
 }
 #: What :func:`rubric_from_prompt_file` passes on to :class:`PromptRubric` as given.
 _PASSED_ON = (
@@ -91,6 +93,7 @@ def prompt_rubric(
     return _from_template(
         read_prompt(prompt),
         prompt_file=prompt,
+        variants=read_variants(prompt, config.get("variants"), settings),
         name=str(config.get("name") or re.sub(r"[^A-Za-z0-9_-]", "_", prompt.stem)[:56]),
         scale=scale_from_config(config, settings) if "scale" in config else Scale((1,)),
         columns={str(k): str(v) for k, v in mapping.items()},
@@ -112,6 +115,39 @@ def read_prompt(path: Path) -> PromptTemplate:
     if not text.strip():
         raise ValueError(f"{path}: the prompt file is empty")
     return PromptTemplate(text.removesuffix("\n"), str(path))
+
+
+def read_variants(prompt: Path, given: Any, settings: Path) -> dict[str, PromptTemplate]:
+    """The prompt's paraphrases: ``variants:`` from the settings, else the files beside it.
+
+    A variant ``V`` of ``NAME.txt`` is the file ``NAME.V.txt`` in the same folder (or the file
+    a ``{V: FILE}`` mapping names, relative to the settings).
+
+    Raises:
+        ValueError: For a bad ``variants`` entry, a missing file or a bad variant name.
+    """
+    if given is None:
+        pattern = re.compile(rf"{re.escape(prompt.stem)}\.(?P<v>[\w-]+){re.escape(prompt.suffix)}")
+        files = {
+            found["v"]: path
+            for path in sorted(prompt.parent.iterdir())
+            if (found := pattern.fullmatch(path.name))
+        }
+    elif isinstance(given, list):
+        files = {str(v): prompt.with_name(f"{prompt.stem}.{v}{prompt.suffix}") for v in given}
+    elif isinstance(given, dict):
+        files = {str(v): settings.parent / str(file) for v, file in given.items()}
+    else:
+        raise ValueError(f"{settings}: 'variants' is a list of names or a {{name: file}} mapping")
+    for variant, path in files.items():
+        if variant == "base" or not NAME_PATTERN.fullmatch(variant):
+            raise ValueError(
+                f"{path}: variant name {variant!r} must be 1-56 letters, digits, '_' or '-', "
+                "not 'base' (the prompt itself)"
+            )
+        if not path.is_file():
+            raise ValueError(f"{settings}: variant {variant!r} has no file {path}")
+    return {variant: read_prompt(path) for variant, path in files.items()}
 
 
 def _from_template(
@@ -137,6 +173,13 @@ def _from_template(
             f"{where}: no placeholder {', '.join(stray)} to map; it has "
             f"{', '.join(template.names) or 'none'}"
         )
+    for variant in (settings.get("variants") or {}).values():
+        if set(variant.names) != set(template.names):
+            raise ValueError(
+                f"{variant.source}: a variant rephrases {where} with the same placeholders "
+                f"({', '.join(template.names) or 'none'}); it has "
+                f"{', '.join(variant.names) or 'none'}"
+            )
     validated = (
         validate_criteria(criteria, f"{where}: criteria")
         if format.needs_criteria or criteria
@@ -169,7 +212,8 @@ def rubric_from_prompt_file(
     column of each placeholder; a canonical column is found in any spelling, ``{question}`` ->
     ``Question``); without, it is the system message and the items follow in judgekit's user
     message, in ``input_columns`` order. ``score_marker`` (``"Rating: [[N]]"``) says how the
-    prompt asks for the score, so the reader reads that marker. ``load_rubric(path)`` does
+    prompt asks for the score, so the reader reads that marker. Every ``NAME.VARIANT.txt``
+    beside the file is a variant (a paraphrase, same placeholders). ``load_rubric(path)`` does
     the same from a sidecar.
 
     Args:
@@ -197,6 +241,7 @@ def rubric_from_prompt_file(
     return _from_template(
         read_prompt(prompt),
         prompt_file=prompt,
+        variants=read_variants(prompt, None, prompt),
         name=name,
         format=format_spec(output_format, str(prompt)),
         scale=scale,

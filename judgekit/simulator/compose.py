@@ -49,8 +49,6 @@ def compose_reply(
     task: JudgeTask, scores: tuple[ItemScore, ...], config: SimulatorConfig, draw: Draw
 ) -> ComposedReply:
     """Render the reply for ``scores`` in the task's format, applying drawn malformations."""
-    if not scores:
-        return ComposedReply("The simulator found no <item> blocks to score.", (), "stop")
     rows = [
         Row(s.item.id, s.value, criteria=tuple((c.name, v, c.high) for c, v in s.criteria))
         for s in scores
@@ -160,7 +158,7 @@ def _render(task: JudgeTask, rows: list[Row]) -> str:
     entries = [(r.item_id, json.dumps(number(r.value))) for r in rows]
     plain = PROSE[task.output_format].plain if task.output_format in PROSE else None
     if plain is not None and not task.json_reply:
-        return plain(entries, REASON)
+        return plain(entries, REASON, task.marker)
     return json_reply(task.output_format, entries, REASON)
 
 

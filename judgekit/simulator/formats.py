@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from judgekit.formats import FormatSpec, format_names, get_format
+from judgekit.formats.markers import DEFAULT_MARKER, ScoreMarker
 from judgekit.types import Criterion, Scale
 
 #: Probe values no real scale or batch uses: where they land in a schema marks the slot.
@@ -39,24 +40,35 @@ class Prose:
     Attributes:
         markers: Text that, outside the items, says a prompt without a schema asks for it.
         default_scale: The scale assumed when neither schema, prompt nor config names one.
-        plain: Writes the plain-text reply from entries; ``None``: the JSON form is the reply.
+        plain: Writes the plain-text reply from entries, an explanation and the prompt's score
+            marker; ``None``: the JSON form is the reply.
         echo: A line inside an item that a fooled judge repeats as a score (group 1 the ID,
             group 2 the score; a single group is the score of the item it sits in).
     """
 
     markers: tuple[str, ...]
     default_scale: tuple[int, ...]
-    plain: Callable[[Sequence[Entry], str], str] | None = None
+    plain: Callable[[Sequence[Entry], str, ScoreMarker | None], str] | None = None
     echo: re.Pattern[str] | None = None
 
 
-def _id_lines(entries: Sequence[Entry], _reason: str) -> str:
+def _id_lines(entries: Sequence[Entry], _reason: str, _marker: ScoreMarker | None) -> str:
     return "\n".join(f"{item_id},{value}" for item_id, value in entries)
 
 
-def _score_lines(entries: Sequence[Entry], _reason: str) -> str:
+def _score_lines(entries: Sequence[Entry], _reason: str, marker: ScoreMarker | None) -> str:
+    """The explanation, then one line per entry in the prompt's marker (``SCORE: N`` if none).
+
+    A JSON marker (``{"score": N}``) is the whole reply, the explanation a member beside it.
+    """
     explanation = "The simulator assigns this score from its oracle or a hash, without reading."
-    return "\n".join([explanation, *(f"SCORE: {value}" for _, value in entries)])
+    shown = marker or DEFAULT_MARKER
+    if shown.json_key is not None:
+        key = shown.json_key
+        return "\n".join(
+            json.dumps({"explanation": explanation, key: json.loads(value)}) for _, value in entries
+        )
+    return "\n".join([explanation, *(shown.shown(value) for _, value in entries)])
 
 
 #: Per format name, tried in this order on a prompt without a schema; the last is the fallback.

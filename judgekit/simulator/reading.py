@@ -1,9 +1,11 @@
 """Read a chat-completions request the way the simulated judge needs it.
 
-What is read: the ``<item id="...">`` blocks of the last user message, the output format (from
-the JSON schema sent with the request, else from the prompt text; see
-:mod:`judgekit.simulator.formats`), the scale, and for direct scoring the announced criteria.
-Nothing is read for meaning.
+What is read: the ``<item id="...">`` blocks of the last user message (a message without them,
+as an own prompt with placeholders sends, is one item without an ID: the whole message), the
+output format (from the JSON schema sent with the request, else from the prompt text; see
+:mod:`judgekit.simulator.formats`), the score marker the prompt shows
+(:mod:`judgekit.simulator.markers`), the scale, and for direct scoring the announced criteria.
+Nothing is read for meaning, and nothing but what a real endpoint receives.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judgekit.formats import get_format
+from judgekit.formats.markers import ScoreMarker
 from judgekit.simulator.formats import (
     default_scale,
     format_from_prompt,
     format_from_schema,
 )
 from judgekit.simulator.formats import schema_scale as schema_scale_of
+from judgekit.simulator.markers import find_marker
 
 ITEM_PATTERN = re.compile(r'<item id="([^"]*)">(.*?)</item>', re.DOTALL)
 CRITERION_PATTERN = re.compile(
@@ -40,6 +45,8 @@ SCALE_RANGE_PATTERNS = (
     re.compile(r"an integer from (\d+) to (\d+)"),  # rating_json: "an integer from 0 to 10"
     re.compile(r"(\d+)\s*[-–]\s*(\d+) scale", re.IGNORECASE),
     re.compile(r"SCORING \((\d+)\s*[-–]\s*(\d+)\)", re.IGNORECASE),
+    re.compile(r"\b(?:from|between) (\d+) (?:to|and) (\d+)\b"),  # "from 0 to 4", "between 1 and 5"
+    re.compile(r"<(\d+)\s*[-–]\s*(\d+)>"),  # '{"score": <1-5>}'
 )
 
 
@@ -72,6 +79,7 @@ class JudgeTask:
     allowed: tuple[int, ...]
     criteria: tuple[CriterionSpec, ...]
     max_tokens: int | None
+    marker: ScoreMarker | None = None
 
 
 def message_text(message: Mapping[str, Any]) -> str:
@@ -135,9 +143,14 @@ def read_task(body: Mapping[str, Any], *, forced_scale: tuple[int, ...] | None) 
         for index, match in enumerate(ITEM_PATTERN.finditer(last_user))
     )
     instructions = system + "\n" + ITEM_PATTERN.sub("", last_user)
+    filled = not items  # a filled own prompt: the message is the item, its ID is not sent
+    items = items or (SimItem(id="", text=last_user, position=0),)
     schema, json_reply = request_schema(body)
     schema_format = format_from_schema(schema) if schema else None
     output_format = schema_format or format_from_prompt(instructions)
+    marker, one_score = find_marker(instructions) if not schema_format else (None, False)
+    if get_format(output_format).batched and not schema_format and (filled or one_score):
+        output_format = "score_line"  # one item, or a prompt asking for one score
     schema_scale = schema_scale_of(output_format, schema) if schema_format and schema else None
     criteria = tuple(
         CriterionSpec(
@@ -162,6 +175,7 @@ def read_task(body: Mapping[str, Any], *, forced_scale: tuple[int, ...] | None) 
         allowed=allowed,
         criteria=criteria,
         max_tokens=int(max_tokens) if max_tokens else None,
+        marker=marker if output_format == "score_line" else None,
     )
 
 

@@ -86,7 +86,7 @@ def rubrics_show(
     typer.echo(f"optional columns: {', '.join(rubric.optional_columns) or '-'}")
     typer.echo(f"human label column: {rubric.label_column}  variants: {', '.join(rubric.variants)}")
     added = rubric.additions(structured=False)
-    if rubric.verbatim:
+    if rubric.verbatim or added:
         typer.echo(f"judgekit adds: {'; '.join(added) or 'nothing (sent as written)'}")
     sample = Item("1", {column: f"<{column} of the item>" for column in rubric.input_columns})
     for message in rubric.render([sample], variant=variant):

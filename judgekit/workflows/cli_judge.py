@@ -25,7 +25,7 @@ from judgekit.workflows.batch import (
     run_batch_api,
 )
 from judgekit.workflows.clients import planning_client
-from judgekit.workflows.dry_run import dry_run
+from judgekit.workflows.dry_run import dry_run, replay_refusal
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.judge_command import JudgeCommand, Prepared, describe_inputs, prepare
 from judgekit.workflows.judge_run import run
@@ -140,7 +140,10 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
         clients = {spec.label: planning_client(spec.endpoint) for spec in prepared.judges}
         finish(prepared, run(prepared, clients), err)
         return
-    probe_panel(prepared.judges)
+    try:
+        probe_panel(prepared.judges)
+    except UsageError as error:  # a full replay needs no endpoint: say --offline
+        raise replay_refusal(prepared, error) from None
     with (
         panel_clients(prepared.judges, log_dir=command.study, notice_stream=err) as clients,
         interrupt_explained(prepared.store),

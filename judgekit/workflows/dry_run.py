@@ -1,11 +1,13 @@
 """``judgekit judge --dry-run``: the first request as it would be sent and each judge's estimate.
 
-Nothing is sent to a remote endpoint and nothing is stored. The estimate of a remote judge is
-its size and cost, and a wall time only where the user told a request or token budget (a
-floor: the endpoint's own speed is unknown without a call). The local judge costs nothing to
-ask, so its wall time is measured: a probe of :data:`PROBE_REQUESTS` requests (the run's first
-request, twice) times prompt processing and generation, and the run's tokens are priced at
-those rates (:class:`Probe`).
+Nothing is sent to be judged and nothing is stored. Unless ``--offline``, each remote judge's
+endpoint is asked once for its models listing (:func:`endpoint_down`, a short timeout, no key
+sent): any HTTP answer means it is up; a judge whose URL does not answer is named in one line.
+The estimate of a remote judge is its size and cost, and a wall time only where the user told
+a request or token budget (a floor: the endpoint's own speed is unknown without a call). The
+local judge costs nothing to ask, so its wall time is measured: a probe of
+:data:`PROBE_REQUESTS` requests (the run's first request, twice) times prompt processing and
+generation, and the run's tokens are priced at those rates (:class:`Probe`).
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import asyncio
 import json
 import sqlite3
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from judgekit.engine import preview
+from judgekit.engine import get_provider, preview, resolve_base_url
 from judgekit.engine.estimate import CostEstimate
 from judgekit.engine.tokens import estimate_message_tokens
 from judgekit.local.server import LocalJudgeServer, LocalServerConfig
@@ -31,6 +35,8 @@ from judgekit.workflows.panel import JudgeSpec
 
 #: Requests a probe of the local judge sends: the run's first request, twice.
 PROBE_REQUESTS = 2
+#: Seconds the dry run waits for a judge's models listing.
+LISTING_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -194,7 +200,51 @@ def dry_run(prepared: Prepared, out: TextIO, err: TextIO | None = None) -> None:
             print(f"--- options ---\n{json.dumps(request.options, indent=1)}", file=out)
         print(estimate.describe(), file=out)
         print(wall_time(spec.endpoint, request, estimate, err), file=out)
+        down = None if prepared.command.judging.offline else endpoint_down(spec.endpoint)
+        if down is not None:
+            print(f"judge {spec.label}: {down}{replay_hint(estimate)}", file=out)
     print("dry run: nothing was sent to a paid endpoint, nothing was stored.", file=out)
+
+
+def endpoint_down(endpoint: EndpointOptions) -> str | None:
+    """Why a remote judge's endpoint does not answer its models listing (``None``: it answers).
+
+    Any HTTP status (401 without a key, 404 on a server without the route) is an answer; only
+    a refused or failed connection, or no answer within :data:`LISTING_TIMEOUT_S`, is down.
+    """
+    if not endpoint.remote:
+        return None
+    url = resolve_base_url(get_provider(endpoint.provider), endpoint.base_url)
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/models", timeout=LISTING_TIMEOUT_S):
+            return None
+    except urllib.error.HTTPError:
+        return None
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", error)
+        why = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
+        return f"its endpoint {url} does not answer ({why}); the run would fail at its first call"
+
+
+def replay_hint(estimate: CostEstimate) -> str:
+    """What to add when the endpoint is down: ``--offline`` when the store answers every request."""
+    if estimate.requests and estimate.requests == estimate.stored:
+        return "; every request is in the store, so --offline replays it without the endpoint"
+    return ""
+
+
+def replay_refusal(prepared: Prepared, error: UsageError) -> UsageError:
+    """``error`` (an endpoint that cannot be reached), saying ``--offline`` when it replays all.
+
+    A run whose every request the store answers needs no endpoint: ``--offline`` replays it.
+    """
+    try:
+        complete = all(replay_hint(estimate) for *_, estimate in previews(prepared))
+    except UsageError:
+        complete = False
+    if not complete:
+        return error
+    return UsageError(f"{error}; every request is in the store: --offline replays it from there")
 
 
 def wall_time(

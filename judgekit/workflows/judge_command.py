@@ -22,7 +22,7 @@ from judgekit.workflows.accumulate import check_rewritable, merged_items, read_m
 from judgekit.workflows.clients import EndpointOptions
 from judgekit.workflows.items import study_items
 from judgekit.workflows.label_map import choose_labels
-from judgekit.workflows.own_prompt import check_placeholders, load_any_rubric
+from judgekit.workflows.own_prompt import check_placeholders, header_pairs, load_any_rubric
 from judgekit.workflows.panel import JudgeSpec, check_panel, command_judges
 from judgekit.workflows.study import StudyFolder
 
@@ -299,14 +299,12 @@ def prepare(command: JudgeCommand) -> Prepared:
         raise UsageError(f"--sep {command.sep!r}: give one character, e.g. ';' or ','")
     if command.limit is not None and command.limit < 1:
         raise UsageError(f"--limit {command.limit}: give at least 1")
-    rubric = load_any_rubric(command.rubric, (), command.format_reminder)
+    rubric = load_any_rubric(command.rubric, command.column_map, command.format_reminder)
     prompt = isinstance(rubric, PromptRubric)
-    if prompt and command.column_map:  # a prompt's placeholders; else the items' headers
-        rubric = load_any_rubric(command.rubric, command.column_map, command.format_reminder)
     table = read_table(
         command.items,
         required=() if prompt else rubric.required_columns,
-        aliases=None if prompt else column_map(command.column_map),
+        aliases=column_map(header_pairs(rubric, command.column_map)),
         encoding=command.encoding,
         sep=command.sep,
         sheet=command.sheet,

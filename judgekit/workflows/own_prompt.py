@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from judgekit.data.columns import TABLE_COLUMNS
 from judgekit.engine import JudgeOptions
 from judgekit.rubrics import JinjaRubric, PromptRubric, load_rubric
+from judgekit.rubrics.loader import FolderRubric
 from judgekit.types import JudgeClient, Rubric, UsageError
 
 
@@ -21,6 +23,9 @@ def load_any_rubric(
     spec: str, column_map: Sequence[str], format_reminder: bool | None, option: str = "--rubric"
 ) -> JinjaRubric:
     """The packaged rubric, rubric folder or prompt file ``spec``, with the CLI's overrides.
+
+    ``--column-map`` pairs map a prompt's placeholders (``question=Question``); the pairs
+    :func:`header_pairs` leaves to the items table (``model=Model``) are not the rubric's.
 
     Raises:
         UsageError: One line naming what to fix.
@@ -33,14 +38,43 @@ def load_any_rubric(
     if bad is not None:
         raise UsageError(f"--column-map {bad!r}: write PLACEHOLDER=COLUMN, e.g. question=Question")
     params: dict[str, object] = {}
-    if pairs:
-        params["column_map"] = {name.strip(" {}"): column.strip() for name, _, column in pairs}
     if format_reminder is not None:
         params["format_reminder"] = format_reminder
+    rubric = _load(spec, params, option)
+    if not isinstance(rubric, PromptRubric):
+        return rubric
+    headers = set(header_pairs(rubric, column_map))
+    slots = {
+        name.strip(" {}"): column.strip()
+        for pair, (name, _, column) in zip(column_map, pairs, strict=True)
+        if pair not in headers
+    }
+    return _load(spec, params | {"column_map": slots}, option) if slots else rubric
+
+
+def _load(spec: str, params: dict[str, object], option: str) -> JinjaRubric:
     try:
         return load_rubric(spec, **params)
     except ValueError as error:
         raise UsageError(f"{option}: {' '.join(str(error).split())}") from None
+
+
+def header_pairs(rubric: JinjaRubric, column_map: Sequence[str]) -> tuple[str, ...]:
+    """The ``--column-map`` pairs that rename a header of the items table.
+
+    For a packaged rubric or a rubric folder every pair does (``HEADER=COLUMN``); for a
+    prompt file a pair does when it names no placeholder and a column judgekit reads
+    (:data:`~judgekit.data.columns.TABLE_COLUMNS`, e.g. ``model=Model``).
+    """
+    if not isinstance(rubric, PromptRubric):
+        return tuple(column_map)
+    names = set(rubric.template.names)
+    return tuple(
+        pair
+        for pair in column_map
+        if (split := pair.partition("="))[0].strip(" {}") not in names
+        and split[2].strip() in TABLE_COLUMNS
+    )
 
 
 def check_placeholders(rubric: PromptRubric, headers: Sequence[str], items: Path) -> None:
@@ -64,6 +98,10 @@ def prompt_notice(rubric: Rubric, client: JudgeClient, options: JudgeOptions) ->
     mode = client.structured_mode
     enforced = STRUCTURED_REQUEST.get(mode, "")
     preset = getattr(getattr(client, "preset", None), "name", "this endpoint")
+    if isinstance(rubric, FolderRubric):
+        line = f"prompt: rubric folder {rubric.template_folder} as its templates render; "
+        line += f"judgekit adds {'; '.join(rubric.additions(structured))}"
+        return f"{line}; structured: {enforced} (preset {preset})" if structured else line
     if not isinstance(rubric, PromptRubric):
         if not structured:
             return f"prompt: judgekit's rubric {rubric.name}, plain text"

@@ -63,10 +63,12 @@ def summarise_judge(
     if len(errors):
         reason = str(errors["reason"].iloc[0]).splitlines()[0][:200]
         return [f"{prefix}{len(errors)} of {len(verdicts)} rows ended 'error' (first: {reason})"]
-    unscored = int(verdicts["status"].isin(UNSCORED_STATUSES).sum())
-    if unscored > max_unscored:
+    unscored = verdicts[verdicts["status"].isin(UNSCORED_STATUSES)]
+    if len(unscored) > max_unscored:
+        # the reason says what the reply looked like and what the rubric expected
+        first = " ".join(str(unscored["reason"].iloc[0]).split())[:300]
         return [
-            f"{prefix}{unscored} of {len(verdicts)} rows have no score (unusable replies), more "
-            f"than --max-unscored {max_unscored}; see the status column"
+            f"{prefix}{len(unscored)} of {len(verdicts)} rows have no score (unusable replies), "
+            f"more than --max-unscored {max_unscored}; the first: {first}"
         ]
     return []
