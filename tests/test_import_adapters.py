@@ -41,7 +41,7 @@ def test_fastchat_single_scores_and_failed_ratings() -> None:
 
 
 def test_fastchat_judgments_read_again_by_a_rubric_marker() -> None:
-    """With --format score_line and FastChat's marker the judgment texts are read as live replies."""
+    """With --format score_line and FastChat's marker the judgments are read as live replies."""
     from judgekit.workflows.import_command import FormatReader
 
     reader = FormatReader("score_line", "1-10", "Rating: [[N]]")

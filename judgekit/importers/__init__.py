@@ -60,6 +60,8 @@ class Imported:
             (``Question``, ``Answer``, ``Model``, ...).
         labels: Human labels ``item_id, rater, score`` (possibly empty).
         notes: One line per thing the user should know (replies not read, rule used, ...).
+        scale: The lowest and highest score the source's scale allows, when it states one
+            (recorded in ``study.json`` for a rubric judgekit does not know).
     """
 
     judgments: pd.DataFrame
@@ -68,6 +70,7 @@ class Imported:
         default_factory=lambda: pd.DataFrame(columns=["item_id", "rater", "score"])
     )
     notes: tuple[str, ...] = ()
+    scale: tuple[float, float] | None = None
 
 
 Adapter = Callable[[Sequence[Path], ImportOptions], Imported]

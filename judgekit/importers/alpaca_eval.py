@@ -78,4 +78,4 @@ def read(paths: Sequence[Path], options: ImportOptions) -> Imported:
     source = "alpaca_eval:" + ";".join(p.name for p in paths)
     judgments, notes = judgments_table(records(rows), options, rubric="alpaca_eval", source=source)
     table = pd.DataFrame(list(items.values())).sort_values("ID", kind="stable")
-    return Imported(judgments, table.reset_index(drop=True), notes=tuple(notes))
+    return Imported(judgments, table.reset_index(drop=True), notes=tuple(notes), scale=(0, 1))

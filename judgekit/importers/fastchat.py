@@ -65,4 +65,4 @@ def read(paths: Sequence[Path], options: ImportOptions) -> Imported:
     source = "fastchat-single:" + ";".join(p.name for p in paths)
     judgments, notes = judgments_table(records(rows), options, rubric="mt_bench", source=source)
     table = pd.DataFrame(list(items.values())).sort_values("ID", kind="stable")
-    return Imported(judgments, table.reset_index(drop=True), notes=tuple(notes))
+    return Imported(judgments, table.reset_index(drop=True), notes=tuple(notes), scale=(1, 10))

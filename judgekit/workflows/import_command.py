@@ -195,7 +195,7 @@ def _labels_table(request: ImportRequest, judgments: Any, root: Path) -> tuple[A
     return table, notes
 
 
-def run_import(request: ImportRequest, out: Any = sys.stderr, command_line: str = "") -> Path:
+def run_import(request: ImportRequest, out: Any = None, command_line: str = "") -> Path:
     """Import the request's files into its study; return the study folder.
 
     Raises:
@@ -217,6 +217,7 @@ def run_import(request: ImportRequest, out: Any = sys.stderr, command_line: str 
     )  # fmt: skip
     from judgekit.workflows.study import StudyFolder
 
+    out = out or sys.stderr
     adapter = get_adapter(request.adapter)
     _check_sources(request)
     root = request.study
@@ -241,8 +242,14 @@ def run_import(request: ImportRequest, out: Any = sys.stderr, command_line: str 
         {"label": j, "model": j, "provider": "imported", "adapter": request.adapter}
         for j in sorted(judgments["judge"].unique())
     ]
-    details = {"import": record, "rubric": str(judgments["rubric"].iloc[0]), "notes": notes,
-               "human_labels": 0 if labels_csv is None else len(labels_csv)}  # fmt: skip
+    details: dict[str, Any] = {
+        "import": record,
+        "rubric": str(judgments["rubric"].iloc[0]),
+        "notes": notes,
+        "human_labels": 0 if labels_csv is None else len(labels_csv),
+    }
+    if imported.scale is not None:
+        details["scale"] = list(imported.scale)
     items = merged_items(root, imported.items)
     write_study(
         root, manifest, items=items, judgments=judgments,
