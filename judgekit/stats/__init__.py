@@ -39,9 +39,11 @@ from judgekit.stats.consistency import (
 )
 from judgekit.stats.correlation import correlation, correlation_from_pairs
 from judgekit.stats.coverage import Coverage, score_coverage
+from judgekit.stats.inter_human import icc_absolute, inter_human_agreement
 from judgekit.stats.jury import jury_scores, with_juries
 from judgekit.stats.jury_compare import jury_vs_best, panel_subsets
 from judgekit.stats.jury_models import cross_fitted_weights, dawid_skene
+from judgekit.stats.meta_correlation import meta_correlation
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
 from judgekit.stats.panel import error_correlation, panel_agreement, versus_human
 from judgekit.stats.planner import observed_kappa_halfwidth, plan_kappa_halfwidth
@@ -79,6 +81,8 @@ __all__ = [
     "fleiss_kappa",
     "gwet_ac",
     "human_agreement",
+    "icc_absolute",
+    "inter_human_agreement",
     "jury_scores",
     "jury_vs_best",
     "kappa_from_pairs",
@@ -86,6 +90,7 @@ __all__ = [
     "krippendorff_alpha",
     "length_bias",
     "leniency_drift_verdict",
+    "meta_correlation",
     "observed_kappa_halfwidth",
     "ols_term",
     "pairwise_kappa",
