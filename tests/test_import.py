@@ -222,3 +222,43 @@ def test_a_source_inside_the_study_is_refused(
         main(["import", "--from", "long", str(study / "judgments.csv"), "--study", str(study)]) == 2
     )
     assert "is inside --study" in capsys.readouterr().err
+
+
+@pytest.mark.notebooks
+def test_import_then_report_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replies read by a packaged rubric, one human rater: `judgekit report` gives its kappa."""
+    from sklearn.metrics import cohen_kappa_score
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    rng = np.random.default_rng(4)
+    human = rng.integers(1, 5, 24)
+    judged = np.clip(human + rng.integers(-1, 2, 24), 1, 4)
+    rows = [{"item": f"q{n}", "judge": "their-judge", "reply": f"Mostly right.\nSCORE: {s}",
+             "question": f"doc{n // 4}"} for n, s in enumerate(judged)]  # fmt: skip
+    source = _table(tmp_path / "judgments.csv", rows)
+    labels = _table(
+        tmp_path / "labels.csv", [{"item": f"q{n}", "expert": h} for n, h in enumerate(human)]
+    )
+    study = tmp_path / "study"
+    args = [
+        "import",
+        "--from",
+        "long",
+        str(source),
+        "--study",
+        str(study),
+        "--rubric",
+        "factual_accuracy",
+    ]
+    assert main([*args, "--labels", str(labels)]) == 0
+    assert main(["report", str(study), "--html"]) == 0
+    assert (study / "report" / "report.html").is_file()
+    kappas = pd.read_csv(
+        study / "report" / "tables" / "human_agreement" / "kappa_family.csv",
+        sep=None,
+        engine="python",
+    )
+    unweighted = kappas[kappas["kappa"] == "unweighted"]["estimate"].iloc[0]
+    assert unweighted == pytest.approx(
+        cohen_kappa_score(judged, human, labels=[1, 2, 3, 4]), abs=1e-9
+    )

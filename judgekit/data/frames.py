@@ -14,11 +14,11 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
 from judgekit.data.atomic import atomic_write, atomic_write_text
-from judgekit.data.columns import is_empty
 from judgekit.data.errors import DataError
 
 #: The field separator of every ``.csv`` file judgekit writes.
@@ -60,8 +60,11 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, encoding: str = "utf-8
     # CRLF as RFC 4180 and Excel have it; it also makes the writer quote a lone "\r" in a cell.
     writer = csv.writer(buffer, delimiter=separator, lineterminator="\r\n")
     writer.writerow([str(c) for c in frame.columns])
-    for record in frame.itertuples(index=False):
-        writer.writerow(["" if is_empty(v) and not isinstance(v, str) else v for v in record])
+    cells = []  # column by column: a missing value (None, NaN, NA) is an empty cell
+    for column in range(frame.shape[1]):
+        values = frame.iloc[:, column].to_numpy(dtype=object)
+        cells.append(np.where(pd.isna(values), "", values))
+    writer.writerows(zip(*cells, strict=True))
     return atomic_write_text(path, buffer.getvalue(), encoding=encoding)
 
 

@@ -249,4 +249,14 @@ def judgments_table(
     if "sample_scores" in summary.columns:
         table["sample_scores"] = summary["sample_scores"].fillna("").astype(str).to_numpy()
     table = table.sort_values(["item_id", "judge", "run"], kind="stable").reset_index(drop=True)
-    return table, [*notes, *sample_notes]
+    return plain_text(table), [*notes, *sample_notes]
+
+
+def plain_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as Python strings (object dtype), as the engine's judgments hold them.
+
+    Arrow-backed strings (pandas' default when reading a CSV) are read back one boxed cell at
+    a time by the row-wise table writers, many times slower.
+    """
+    text = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)]
+    return frame.astype(dict.fromkeys(text, object))

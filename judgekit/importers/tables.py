@@ -52,7 +52,7 @@ def read_long(path: Path, what: str) -> pd.DataFrame:
     try:
         if suffix == ".parquet":
             frame = pd.read_parquet(path)
-            return frame.astype(object).where(frame.notna(), "").astype(str)
+            return _as_text(frame)
         if suffix in (".jsonl", ".json"):
             if suffix == ".json":
                 data = json.loads(path.read_text(encoding="utf-8-sig"))
@@ -62,7 +62,7 @@ def read_long(path: Path, what: str) -> pd.DataFrame:
                 frame = pd.DataFrame(rows)
             else:
                 frame = pd.read_json(path, lines=True, dtype=False)
-            return frame.astype(object).where(frame.notna(), "").astype(str)
+            return _as_text(frame)
         if suffix not in (".csv", ".tsv", ".txt"):
             raise UsageError(f"{path}: a {what} is .csv, .tsv, .jsonl, .json or .parquet")
         with path.open(encoding="utf-8-sig", newline="") as handle:
@@ -74,6 +74,11 @@ def read_long(path: Path, what: str) -> pd.DataFrame:
     except (ValueError, UnicodeDecodeError, OSError) as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise UsageError(f"{path}: cannot read it as a {what} ({first})") from None
+
+
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every cell as a Python string ("" for a missing one), object dtype like read_csv's."""
+    return frame.astype(object).where(frame.notna(), "").astype(str).astype(object)
 
 
 def find_columns(
