@@ -262,3 +262,44 @@ def test_import_then_report_end_to_end(tmp_path: Path, monkeypatch: pytest.Monke
     assert unweighted == pytest.approx(
         cohen_kappa_score(judged, human, labels=[1, 2, 3, 4]), abs=1e-9
     )
+
+
+def test_meta_correlation_on_an_imported_study(tmp_path: Path) -> None:
+    """The recipe of docs/import.md: a study's verdicts and raters as one long table."""
+    from scipy import stats
+
+    from judgekit.stats import CI, inter_human_agreement, meta_correlation
+
+    rng = np.random.default_rng(9)
+    truth = rng.normal(size=40)
+    rows = [{"item": f"s{n}", "judge": "geval", "score": round(3 + t + rng.normal(0, 0.5), 2),
+             "document": f"d{n // 5}"} for n, t in enumerate(truth)]  # fmt: skip
+    ratings = [
+        {
+            "item": f"s{n}",
+            "rater": r,
+            "score": int(np.clip(round(3 + t + rng.normal(0, 0.7)), 1, 5)),
+        }
+        for n, t in enumerate(truth)
+        for r in ("ann1", "ann2")
+    ]
+    study = load_study(
+        _import(
+            tmp_path, _table(tmp_path / "j.csv", rows), labels=_table(tmp_path / "h.csv", ratings)
+        )
+    )
+    judged = study.verdicts.rename(columns={"item_id": "item", "judge": "rater"})
+    human = study.human.rename(columns={"item_id": "item", "labeller": "rater"})
+    human["question"] = human["item"].map(judged.set_index("item")["question"])
+    columns = ["item", "rater", "score", "status", "question"]
+    long = pd.concat([judged[columns], human[columns]], ignore_index=True)
+    table = meta_correlation(
+        long, ["geval"], ["ann1", "ann2"], ci=CI("percentile", n_boot=200, seed=0)
+    )
+    mean_human = pd.DataFrame(ratings).groupby("item")["score"].mean()
+    judge = pd.DataFrame(rows).set_index("item")["score"].reindex(mean_human.index)
+    dataset = table[(table["level"] == "dataset") & (table["method"] == "spearman")].iloc[0]
+    assert dataset["estimate"] == pytest.approx(stats.spearmanr(judge, mean_human).statistic)
+    assert dataset["n_documents"] == 8
+    agreement = inter_human_agreement(long, ["ann1", "ann2"], ci=CI(None))
+    assert set(agreement["statistic"]) >= {"krippendorff_alpha[interval]", "ICC(A,1)"}
