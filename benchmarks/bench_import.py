@@ -1,11 +1,12 @@
 """``judgekit import`` and the meta-evaluation tables at scale (issue #34's speed targets).
 
 Run from the repository root as ``python3 -m benchmarks.bench_import``: it generates a long
-judgments CSV of 10^6 rows (about 200 MB: 250,000 items x 4 judges, a score and a 130-character
-reply per row) in a temporary folder, imports it in a child process (wall time and peak
-resident memory from ``getrusage``), then times :func:`judgekit.stats.meta_correlation` with
-2,000 document-resampling replicates on 10^5 items (16 per document, 3 human raters, Likert
-1-5). Prints one markdown table; ``--metrics PATH`` writes the numbers as JSON.
+judgments CSV of 10^6 rows (about 200 MB: 250,000 items x 4 judges, a score and a distinct
+reply of about 190 characters per row) in a temporary folder, imports it in a child process
+(wall and CPU time, peak resident memory from ``getrusage``), then times
+:func:`judgekit.stats.meta_correlation` with 2,000 document-resampling replicates on 10^5
+items (16 per document, 3 human raters, Likert 1-5). Prints one markdown table;
+``--metrics PATH`` writes the numbers as JSON.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ def long_csv(path: Path, rows: int = ROWS, seed: int = 0) -> Path:
     rng = np.random.default_rng(seed)
     items = rows // JUDGES
     ids = np.char.add("item-", np.arange(items).astype(str))
-    reply = "The answer addresses the question directly and is mostly correct, "
-    reply += "but it omits one step. SCORE: "
+    reply = "The answer addresses the question directly and is mostly correct, but it omits "
+    reply += "one step that a careful reader would expect, and cites no source for it. SCORE: "
     frames = []
     for j in range(JUDGES):
         scores = rng.integers(1, 6, items)
@@ -39,7 +40,8 @@ def long_csv(path: Path, rows: int = ROWS, seed: int = 0) -> Path:
             "item_id": ids, "judge": f"judge-{j}", "score": scores,
             "question": np.char.add("doc-", (np.arange(items) // 16).astype(str)),
             "answer_model": np.char.add("system-", (np.arange(items) % 16).astype(str)),
-            "reply": [reply + str(s) + " (calibrated)" for s in scores],
+            "reply": [f"{reply}{s} (item {i}, judge {j}, calibrated)"
+                      for i, s in enumerate(scores)],
         }))  # fmt: skip
     pd.concat(frames, ignore_index=True).to_csv(path, index=False)
     return path
