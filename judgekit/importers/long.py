@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.importers import Imported, ImportOptions, register
-from judgekit.importers.rows import judgments_table
+from judgekit.importers.rows import judgments_table, texts
 from judgekit.importers.tables import SPELLINGS, find_columns, read_long
 from judgekit.types import Status, UsageError
 
@@ -62,9 +62,9 @@ def read_one(path: Path, options: ImportOptions) -> pd.DataFrame:
 
     def text(role: str) -> pd.Series:
         return (
-            frame[roles[role]].astype(str)
+            texts(frame[roles[role]])
             if role in roles
-            else pd.Series([""] * n, index=frame.index)
+            else pd.Series("", index=frame.index, dtype=object)
         )
 
     if options.reader is None:
@@ -82,7 +82,7 @@ def read_one(path: Path, options: ImportOptions) -> pd.DataFrame:
         status = np.full(n, Status.OK.value)
     raw = pd.DataFrame(
         {
-            "item_id": frame[roles["item"]].astype(str).str.strip(),
+            "item_id": texts(frame[roles["item"]]).str.strip(),
             "judge": text("judge").str.strip() if "judge" in roles else options.judge,
             "run": _integers(frame, roles.get("run"), path),
             "sample": _integers(frame, roles.get("sample"), path),

@@ -42,8 +42,18 @@ def records(rows: Sequence[Mapping[str, object]]) -> pd.DataFrame:
     for column, default in (("run", 1), ("sample", 1), ("status", Status.OK.value)):
         frame[column] = frame[column].fillna(default)
     for column in ("reason", "raw_reply", "answer_model", "question"):
-        frame[column] = frame[column].fillna("").astype(str)
+        frame[column] = texts(frame[column].fillna(""))
     return frame
+
+
+def texts(column: pd.Series) -> pd.Series:
+    """``column`` as Python strings in an object column (no copy of a cell that is one).
+
+    pandas' ``astype(str)`` would copy every cell into an Arrow buffer, and the table writers
+    would box each one again.
+    """
+    cells = [v if type(v) is str else str(v) for v in column.to_numpy(dtype=object)]
+    return pd.Series(cells, index=column.index, dtype=object)
 
 
 def _folded(text: str) -> str:
@@ -200,7 +210,7 @@ def judgments_table(
     """
     if raw.empty:
         raise UsageError(f"{source}: no judgments found in it")
-    raw = raw.assign(item_id=raw["item_id"].astype(str), judge=raw["judge"].astype(str))
+    raw = raw.assign(item_id=texts(raw["item_id"]), judge=texts(raw["judge"]))
     raw = raw.assign(run=raw["run"].astype(int), sample=raw["sample"].astype(int))
     check_ids(raw["item_id"])
     check_ids(raw["judge"], "judge names")
@@ -219,10 +229,10 @@ def judgments_table(
             "model": summary["judge"],
             "run": summary["run"].astype(int),
             "attempt": 1,
-            "status": summary["status"].astype(str),
+            "status": texts(summary["status"]),
             "score": pd.to_numeric(summary["score"], errors="coerce").astype(float),
             "expected_score": pd.to_numeric(summary["expected_score"], errors="coerce"),
-            "reason": summary["reason"].astype(str),
+            "reason": texts(summary["reason"]),
             "batch_index": 0,
             "position": 0,
             "request_hash": [
@@ -234,20 +244,20 @@ def judgments_table(
             "prompt_tokens": np.nan,
             "completion_tokens": np.nan,
             "latency_s": np.nan,
-            "tolerances": summary["tolerances"].astype(str),
-            "raw_reply": summary["raw_reply"].astype(str),
+            "tolerances": texts(summary["tolerances"]),
+            "raw_reply": texts(summary["raw_reply"]),
         },
         columns=list(JUDGMENT_COLUMNS),
     )
     unscored = table["status"] != Status.OK.value
     table.loc[unscored, "score"] = np.nan
     table["judge"] = summary["judge"].to_numpy()
-    table["answer_model"] = summary["answer_model"].astype(str).to_numpy()
-    table["question"] = summary["question"].astype(str).to_numpy()
+    table["answer_model"] = texts(summary["answer_model"]).to_numpy()
+    table["question"] = texts(summary["question"]).to_numpy()
     table["samples"] = summary["samples"].astype(int).to_numpy()
     table["parsed_samples"] = summary["parsed_samples"].astype(int).to_numpy()
     if "sample_scores" in summary.columns:
-        table["sample_scores"] = summary["sample_scores"].fillna("").astype(str).to_numpy()
+        table["sample_scores"] = texts(summary["sample_scores"].fillna("")).to_numpy()
     table = table.sort_values(["item_id", "judge", "run"], kind="stable").reset_index(drop=True)
     return plain_text(table), [*notes, *sample_notes]
 
