@@ -158,16 +158,17 @@ def write_id_score_csv(
     status_writer = csv.writer(statuses, lineterminator="\n")
     score_writer.writerow(["ID", "score"])
     status_writer.writerow(STATUS_COLUMNS)
-    for record in final.to_dict("records"):
-        item_id, status, value = str(record["item_id"]), str(record["status"]), record["score"]
+    columns = (final[c] for c in ("item_id", "status", "score", "attempt", "reason"))
+    for item_id, status, value, attempt, given in zip(*columns, strict=True):
+        item_id, status = str(item_id), str(status)
         ok = status == Status.OK.value
         has_score = value is not None and not pd.isna(value)
         if ok and not has_score:
             raise ValueError(f"item {item_id!r} is ok but has no score")
         text = _score_text(float(value)) if ok else ""
-        reason = "" if pd.isna(record["reason"]) else str(record["reason"])
+        reason = "" if pd.isna(given) else str(given)
         score_writer.writerow([item_id, text])
-        status_writer.writerow([item_id, status, text, record["attempt"], reason])
+        status_writer.writerow([item_id, status, text, attempt, reason])
     target = Path(path)
     sidecar = target.with_name(f"{target.stem}.status.csv")
     atomic_write_text(sidecar, statuses.getvalue())

@@ -15,17 +15,16 @@ one warns (:class:`SpreadsheetFormulaWarning`, Python shows each once) with what
 from __future__ import annotations
 
 import csv
-import io
 import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from judgekit.data.atomic import atomic_write, atomic_write_text
-from judgekit.data.columns import is_empty
+from judgekit.data.atomic import atomic_write
 from judgekit.data.errors import DataError
 
 #: The field separator of every ``.csv`` file judgekit writes.
@@ -99,14 +98,20 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, encoding: str = "utf-8
             SpreadsheetFormulaWarning,
             stacklevel=2,
         )
-    buffer = io.StringIO()
     separator = "\t" if table_suffix(path) == ".tsv" else CSV_SEPARATOR
-    # CRLF as RFC 4180 and Excel have it; it also makes the writer quote a lone "\r" in a cell.
-    writer = csv.writer(buffer, delimiter=separator, lineterminator="\r\n")
-    writer.writerow([str(c) for c in frame.columns])
-    for record in frame.itertuples(index=False):
-        writer.writerow(["" if is_empty(v) and not isinstance(v, str) else v for v in record])
-    return atomic_write_text(path, buffer.getvalue(), encoding=encoding)
+
+    def write(staged: Path) -> None:  # streamed: a table of 10^6 rows is never one string
+        with staged.open("w", encoding=encoding, newline="") as handle:
+            # CRLF as RFC 4180 and Excel have it; it also makes the writer quote a lone "\r".
+            writer = csv.writer(handle, delimiter=separator, lineterminator="\r\n")
+            writer.writerow([str(c) for c in frame.columns])
+            cells = []  # column by column: a missing value (None, NaN, NA) is an empty cell
+            for column in range(frame.shape[1]):
+                values = frame.iloc[:, column].to_numpy(dtype=object)
+                cells.append(np.where(pd.isna(values), "", values))
+            writer.writerows(zip(*cells, strict=True))
+
+    return atomic_write(path, write)
 
 
 def _separator(source: Path, header: str) -> str:

@@ -39,9 +39,11 @@ from judgekit.stats.consistency import (
 )
 from judgekit.stats.correlation import correlation, correlation_from_pairs
 from judgekit.stats.coverage import Coverage, score_coverage
+from judgekit.stats.inter_human import icc_absolute, inter_human_agreement
 from judgekit.stats.jury import jury_scores, with_juries
 from judgekit.stats.jury_compare import jury_vs_best, panel_subsets
 from judgekit.stats.jury_models import cross_fitted_weights, dawid_skene
+from judgekit.stats.meta_correlation import meta_correlation
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
 from judgekit.stats.pairwise import (
     first_position_win_rate,
@@ -93,6 +95,8 @@ __all__ = [
     "gwet_ac",
     "human_agreement",
     "human_agreement_s1_s2",
+    "icc_absolute",
+    "inter_human_agreement",
     "jury_scores",
     "jury_vs_best",
     "kappa_from_pairs",
@@ -102,6 +106,7 @@ __all__ = [
     "length_controlled_win_rate",
     "leniency_drift_verdict",
     "longer_answer_win_rate",
+    "meta_correlation",
     "observed_kappa_halfwidth",
     "ols_term",
     "outcome_shares",

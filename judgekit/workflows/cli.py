@@ -17,7 +17,10 @@ from typing import Annotated
 import typer
 
 from judgekit.types import UsageError
-from judgekit.workflows import cli_judge_options  # noqa: F401  (registers `judge` first)
+from judgekit.workflows import (  # noqa: F401  (registers `judge` first, then `import`)
+    cli_judge_options,
+    import_command,
+)
 from judgekit.workflows.cli_app import ARGV, app, rubrics_app
 
 #: Exit codes: a mistake to fix before anything ran, and a run that did not do its job.
