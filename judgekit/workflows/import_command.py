@@ -314,7 +314,7 @@ def import_command(
         ),
     ] = "",
 ) -> None:
-    """Import judgments made elsewhere into a study folder; then report, label, export."""
+    """Import judgments made elsewhere (other tools, your own tables) into a study folder."""
     request = ImportRequest(
         adapter, tuple(files), study, tuple(column or ()), output_format, scale, score_marker,
         rubric, name, variant, judge, labels, tuple(label_column or ()), {"assertion": assertion},
