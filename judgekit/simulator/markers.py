@@ -61,6 +61,8 @@ def find_marker(instructions: str) -> tuple[ScoreMarker | None, bool]:
         ('Helpfulness: N', True)
         >>> shown("Score: 5 (correct; a typo is irrelevant)")
         ('Score: N', False)
+        >>> shown("The answer says Result: 42. End with Final score: <1-5>")
+        ('Final score: N', True)
         >>> shown("Rate each item on one line: ID,score")
         (None, False)
     """
@@ -71,17 +73,25 @@ def find_marker(instructions: str) -> tuple[ScoreMarker | None, bool]:
         label = (found["label"] or "").strip()
         return _parsed(f"{label} [[N]]".strip()), True
     for form in _FORMS[1:]:
-        match = form.search(instructions)
-        if match is None:
+        matches = list(form.finditer(instructions))
+        if not matches:
             continue
+        # a slot (N, <1-5>) over a number, which may be an example's or an answer's ("Result: 42")
+        match = next((m for m in matches if not _numeric(m)), matches[0])
         if "key" in match.groupdict():
             return _parsed(f'{{"{match["key"]}": N}}'), True
         label = match["label"].strip()
         if label.startswith("["):
             return _parsed(f"{label} N"), True
-        slot = match.group()[match.end("label") - match.start() :].lstrip(" \t:")
-        return _parsed(f"{label}: N"), not slot[:1].isdigit() and not slot.startswith("-")
+        return _parsed(f"{label}: N"), not _numeric(match)
     return None, False
+
+
+def _numeric(match: re.Match[str]) -> bool:
+    """Whether a marker's number is a number (not a slot such as ``N`` or ``<1-5>``)."""
+    end = match.end("label") if "label" in match.groupdict() else match.end("key") + 1
+    slot = match.group()[end - match.start() :].lstrip(' \t:"')
+    return slot[:1].isdigit() or slot.startswith("-")
 
 
 def _parsed(text: str) -> ScoreMarker | None:
