@@ -11,14 +11,14 @@ import yaml
 from judgekit import config
 
 # conda-forge spells a few packages differently from PyPI.
-CONDA_TO_PYPI = {"types-pyyaml": "types-PyYAML"}
+CONDA_TO_PYPI = {"types-pyyaml": "types-PyYAML", "python-build": "build"}
 
 
 def _name(spec: str) -> str:
     return re.split(r"[<>=!\[ ]", spec.strip(), maxsplit=1)[0].lower()
 
 
-def _pyproject_specs(extras: tuple[str, ...] = ("dev",)) -> dict[str, str]:
+def _pyproject_specs(extras: tuple[str, ...] = ("dev", "lab")) -> dict[str, str]:
     meta = tomllib.loads((config.ROOT / "pyproject.toml").read_text())["project"]
     specs = list(meta["dependencies"])
     for extra in extras:
@@ -45,6 +45,22 @@ def _environment_specs() -> dict[str, str]:
 def test_environment_yml_names_the_same_dependencies_as_pyproject() -> None:
     py, env = _pyproject_specs(), _environment_specs()
     assert sorted(py) == sorted(env)
+
+
+#: The module each runtime dependency is imported as, where it differs from its name.
+IMPORT_NAMES = {"pyyaml": "yaml", "ppi-python": "ppi_py"}
+#: Runtime dependencies the package needs but never imports, and why.
+UNIMPORTED = {"ipykernel": "the kernel the report notebooks run in"}
+
+
+def test_every_runtime_dependency_is_imported_by_the_package() -> None:
+    # One that is not (a test's reference, JupyterLab) belongs in an extra.
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in config.ROOT.glob("judgekit/**/*.py"))
+    for name in _pyproject_specs(extras=()):
+        module = IMPORT_NAMES.get(name, name.replace("-", "_"))
+        imported = re.search(rf"^\s*(import|from) {module}\b", sources, re.MULTILINE)
+        assert imported or name in UNIMPORTED, f"{name} is never imported: move it to an extra"
+    assert set(UNIMPORTED) <= set(_pyproject_specs(extras=()))
 
 
 def test_lower_bounds_agree() -> None:
