@@ -190,11 +190,11 @@ def test_label_command_blind_keyboard_first_and_resumable(tmp_path: Path) -> Non
 
 
 def readme_labelling_commands() -> list[list[str]]:
-    """The bash block of README's "Labelling blind" section, one command per line."""
-    readme = (config.ROOT / "README.md").read_text(encoding="utf-8")
+    """The bash block of docs/labelling.md's "Labelling blind" section, one command per line."""
+    readme = (config.ROOT / "docs" / "labelling.md").read_text(encoding="utf-8")
     section = readme.split("### Labelling blind", 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
-    assert block is not None, "README's labelling section has no bash block"
+    assert block is not None, "docs/labelling.md's labelling section has no bash block"
     return [shlex.split(line) for line in block.group(1).splitlines() if line.strip()]
 
 

