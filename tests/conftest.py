@@ -60,7 +60,8 @@ def items_csv(tmp_path: Path) -> Path:
 SPAWNING_NAMES = frozenset(
     {"subprocess", "Popen", "multiprocessing", "ProcessPoolExecutor", "papermill",
      "execute_notebook", "sync_playwright", "async_playwright", "run_parameter_set",
-     "run_report", "run_demo", "run_paper", "local_judge_client", "LocalJudgeServer"}
+     "run_report", "run_demo", "run_paper", "local_judge_client", "LocalJudgeServer",
+     "provenance", "kill_and_resume"}  # provenance asks git; kill_and_resume starts jobs
 )  # fmt: skip
 #: Fixtures of this file that start a process.
 SPAWNING_FIXTURES = frozenset({"judge_job"})

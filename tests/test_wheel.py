@@ -22,7 +22,7 @@ import pytest
 
 from judgekit import config
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]  # a build and a report: minutes
 
 
 def _run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
