@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "load_study": "judgekit.workflows.study",
     "Study": "judgekit.workflows.study",
     "read_table": "judgekit.data",
+    "study_items": "judgekit.workflows.items",
     "load_rubric": "judgekit.rubrics",
     "JudgeOptions": "judgekit.engine",
     "OpenAIJudge": "judgekit.engine",
@@ -31,7 +32,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = ["JudgeOptions", "OpenAIJudge", "Study", "UsageError", "judge", "judge_study",
-           "load_rubric", "load_study", "read_table", "stats"]  # fmt: skip
+           "load_rubric", "load_study", "read_table", "stats", "study_items"]  # fmt: skip
 
 if TYPE_CHECKING:
     from judgekit import stats
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from judgekit.engine import JudgeOptions, OpenAIJudge, judge
     from judgekit.rubrics import load_rubric
     from judgekit.types import UsageError
+    from judgekit.workflows.items import study_items
     from judgekit.workflows.judge_study import judge_study
     from judgekit.workflows.study import Study, load_study
 
