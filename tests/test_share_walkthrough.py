@@ -1,7 +1,7 @@
-"""README's "Share a study" section, run as written, and both HTML pages opened in Chromium.
+"""docs/sharing.md ("Share a study"), run as written, and both HTML pages opened in Chromium.
 
 The study is judged against the simulator first (two runs, so the consistency notebook runs
-too); the README's commands then run with no endpoint reachable.
+too); the page's commands then run with no endpoint reachable.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 
 
 def share_commands() -> list[list[str]]:
-    readme = (config.ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Share a study", 1)[1]
+    readme = (config.ROOT / "docs" / "sharing.md").read_text(encoding="utf-8")
+    section = readme.split("# Share a study", 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
-    assert block is not None, "README's share section has no bash block"
+    assert block is not None, "docs/sharing.md has no bash block"
     return [shlex.split(line) for line in block.group(1).splitlines() if line.strip()]
 
 

@@ -35,9 +35,9 @@ ROWS = [
 
 
 def walkthrough_commands() -> list[list[str]]:
-    """The bash block of README's "Your own study" section, one command per line."""
+    """The bash block of README's "A study in five commands", one command per line."""
     readme = (config.ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Your own study, end to end", 1)[1]
+    section = readme.split("## A study in five commands", 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
     assert block is not None, "README's own-study section has no bash block"
     return [shlex.split(line) for line in block.group(1).splitlines() if line.strip()]

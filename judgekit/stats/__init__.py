@@ -41,7 +41,7 @@ from judgekit.stats.correlation import correlation, correlation_from_pairs
 from judgekit.stats.coverage import Coverage, score_coverage
 from judgekit.stats.inter_human import icc_absolute, inter_human_agreement
 from judgekit.stats.jury import jury_scores, with_juries
-from judgekit.stats.jury_compare import jury_vs_best, panel_subsets
+from judgekit.stats.jury_compare import jury_vs_best, panel_subsets, pareto_front
 from judgekit.stats.jury_models import cross_fitted_weights, dawid_skene
 from judgekit.stats.meta_correlation import meta_correlation
 from judgekit.stats.multirater import fleiss_kappa, gwet_ac, krippendorff_alpha
@@ -56,7 +56,12 @@ from judgekit.stats.pairwise import (
 )
 from judgekit.stats.pairwise_length import length_controlled_win_rate, longer_answer_win_rate
 from judgekit.stats.pairwise_ranking import bradley_terry, win_rate_vs_baseline
-from judgekit.stats.panel import error_correlation, panel_agreement, versus_human
+from judgekit.stats.panel import (
+    effective_judges,
+    error_correlation,
+    panel_agreement,
+    versus_human,
+)
 from judgekit.stats.planner import observed_kappa_halfwidth, plan_kappa_halfwidth
 from judgekit.stats.position import (
     leniency_drift_verdict,
@@ -67,6 +72,7 @@ from judgekit.stats.ppi import corrected_means, coverage_summary, ppi_coverage
 from judgekit.stats.protocol import human_agreement, seed004_report
 from judgekit.stats.regression import clustered_ols, ols_term
 from judgekit.stats.run_summary import batch_run_summary
+from judgekit.stats.significance import adjust_p, permutation_within_clusters
 from judgekit.stats.status import status_summary
 
 __all__ = [
@@ -75,6 +81,7 @@ __all__ = [
     "Coverage",
     "ParaphraseSensitivity",
     "RunConsistency",
+    "adjust_p",
     "agreement_rates",
     "batch_run_summary",
     "bradley_terry",
@@ -89,6 +96,7 @@ __all__ = [
     "cross_fitted_weights",
     "dawid_skene",
     "disagreement_weights",
+    "effective_judges",
     "error_correlation",
     "first_position_win_rate",
     "fleiss_kappa",
@@ -115,6 +123,8 @@ __all__ = [
     "panel_self_preference",
     "panel_subsets",
     "paraphrase_sensitivity",
+    "pareto_front",
+    "permutation_within_clusters",
     "plan_kappa_halfwidth",
     "position_consistency",
     "position_effects",

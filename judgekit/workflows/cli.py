@@ -246,13 +246,24 @@ def demo(
     out: Annotated[Path | None, typer.Option(help="Run folder (default runs/demo-<time>).")] = None,
 ) -> None:
     """Judge the illustrative demo set with the local model and run every analysis."""
-    from judgekit import config
-    from judgekit.workflows.checkout import require_checkout
     from judgekit.workflows.demo import run_demo
 
-    require_checkout(config.NOTEBOOKS_DIR, "demo")
-    require_checkout(config.PARAMS_DIR / "demo", "demo")
     run_demo(out)
+
+
+@app.command()
+def notebooks(
+    folder: Annotated[Path, typer.Argument(help="Folder for the copies (created).")],
+) -> None:
+    """Copy the parameterised analysis notebooks into FOLDER, to run in JupyterLab."""
+    from judgekit.workflows.checkout import copy_notebooks
+
+    copies = copy_notebooks(folder)
+    typer.echo(
+        f"{len(copies)} notebooks copied to {folder}; set the parameters in each one's first "
+        f"cell (e.g. judgments_path = your study folder), then `jupyter lab {folder}` "
+        "(pip install 'judgekit[lab]')"
+    )
 
 
 @app.command()
@@ -267,11 +278,9 @@ def paper(
 ) -> None:
     """Execute every notebook with its parameter file and regenerate every figure."""
     from judgekit import config
-    from judgekit.workflows.checkout import require_checkout
     from judgekit.workflows.paper import run_paper
 
-    require_checkout(config.NOTEBOOKS_DIR, "paper")
-    params = params or require_checkout(config.PARAMS_DIR / "paper", "paper")
+    params = params or config.PARAMS_DIR / "paper"
     run_dir = run_paper(params, out)
     if bundle is not None:
         from judgekit.workflows.analysis_bundle import export_analysis

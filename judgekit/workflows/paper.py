@@ -193,6 +193,8 @@ class LocalSocketKernelManager(AsyncKernelManager):
 
 def _kernel_environment() -> None:
     """Let the kernel import judgekit from this checkout even when it is not pip-installed."""
+    if not config.IN_CHECKOUT:  # installed: the kernel's Python has it already
+        return
     root = str(config.ROOT)
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if root not in paths:

@@ -8,8 +8,8 @@ holds each notebook's parameters and ``status``: ``skipped`` (with the reason in
 that did not apply to the study) or ``failed`` (with the ``error``). The human labels (the
 items' label column and the labelling tool's ``labels.csv``, one table) are read by each
 notebook from the folder; the labelling analysis (notebook 08) runs once ``judgekit label``
-has made a plan and someone labelled. The notebooks ship with the project checkout, not the
-installed package, so this command needs a checkout.
+has made a plan and someone labelled. The notebooks are the checkout's, or the copy an
+installed wheel carries (:func:`judgekit.config.shipped`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from judgekit.data.atomic import atomic_write_text
 from judgekit.data.tidy import JUDGE
 from judgekit.labels.table import LABELLING_TOOL
 from judgekit.types import Status, UsageError
-from judgekit.workflows.checkout import require_checkout
 from judgekit.workflows.combinations import KEYS, label
 from judgekit.workflows.errors import RunFailed
 from judgekit.workflows.html_report import REPORT_STEPS
@@ -271,7 +270,7 @@ def run_report(
             study's ``settings.json`` (so every later report and notebook uses them).
 
     Raises:
-        UsageError: If the folder has no judgments, the notebooks are not on disk, or another
+        UsageError: If the folder has no judgments, or another
             report runs on the study (:mod:`judgekit.workflows.report_lock`).
         RunFailed: If a notebook failed (it is kept as ``<name>.failed.ipynb``).
     """
@@ -282,7 +281,7 @@ def run_report(
     if not root.is_dir():
         raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
     contents = read_contents(root.resolve())  # to plan: only the kernels load the study
-    notebooks = require_checkout(config.NOTEBOOKS_DIR, "report")
+    notebooks = config.NOTEBOOKS_DIR  # the checkout's, or the copy shipped in the wheel
     for name in sorted(set(contents.judged["rubric"])):  # a changed copy: one line, not a kernel's
         study_rubric(contents.folder, name)
     if own_models:

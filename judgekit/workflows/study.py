@@ -38,7 +38,7 @@ import pandas as pd
 from judgekit import config
 from judgekit.data import DataError, read_frame
 from judgekit.data.atomic import atomic_write_text
-from judgekit.data.tidy import JUDGE, LABEL_COLUMNS, final_verdicts, read_judgments
+from judgekit.data.tidy import JUDGE, LABEL_COLUMNS, final_verdicts, rater_table, read_judgments
 from judgekit.types import Status, UsageError
 
 if TYPE_CHECKING:
@@ -167,6 +167,29 @@ class Study:
         """The column grouping items that are not independent (their question), if judged."""
         column = self.judgments.get(CLUSTER_COLUMN)
         return CLUSTER_COLUMN if column is not None and column.notna().any() else None
+
+    def raters(self, rubric: str = "", *, rater: str = JUDGE) -> pd.DataFrame:
+        """The long rater table of one rubric, ready for :mod:`judgekit.stats`.
+
+        One row per item, rater and score (``item, rater, score, status, run, variant`` and
+        the item context), the reference human labels as rater ``human``
+        (:func:`~judgekit.data.tidy.rater_table`).
+
+        Args:
+            rubric: The rubric; may be left empty when the study judged only one.
+            rater: The verdict column whose values are the raters (``judge``, ``variant``,
+                ``run``).
+
+        Raises:
+            UsageError: If the rubric is left empty in a study of several, or not judged.
+        """
+        judged = sorted(set(self.verdicts["rubric"]))
+        if not rubric and len(judged) != 1:
+            raise UsageError(f"say which rubric: the study judged {', '.join(judged) or 'none'}")
+        if (rubric or judged[0]) not in judged:
+            raise UsageError(f"rubric {rubric!r} was not judged; judged: {', '.join(judged)}")
+        chosen = rubric or judged[0]
+        return rater_table(self.verdicts, self.labels, rubric=chosen, rater=rater)
 
 
 def output_folders(
