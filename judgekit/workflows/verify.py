@@ -375,9 +375,7 @@ def verify_bundle(source: str | Path, err: TextIO, html: Path | None = None) -> 
         print("re-executing the report notebooks ...", file=err, flush=True)
         table_problems = check_report(root, err, manifest.get("allow_failed") or ())
         result.problems += table_problems
-        result.checked.append(
-            "report steps re-executed with this checkout's notebooks, tables compared"
-        )
+        result.checked.append("report tables re-executed and compared")
         result.library_changes = library_changes(root)
         if table_problems and result.library_changes:
             tables = ", ".join(differing_tables(table_problems))
