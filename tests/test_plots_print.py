@@ -9,6 +9,8 @@ meaning per colour within a figure.
 
 from __future__ import annotations
 
+import inspect
+import itertools
 from collections.abc import Callable
 
 import matplotlib
@@ -247,14 +249,126 @@ FIGURES: dict[str, Callable[[], Figure]] = {
 }
 
 
+# Panel-shaped frames (issue 37's own study): three simulated judges whose names share their
+# first letters, five juries, two runs, a 1-10 scale and twelve confusion panels.
+PANEL_JUDGES = ["simulator:judge-one", "simulator:judge-two", "simulator:judge-three"]
+PANEL_RATERS = [*PANEL_JUDGES, "jury:mean", "jury:median", "jury:majority", "jury:dawid_skene"]
+RUNS = ["helpfulness · base · run 1", "helpfulness · base · run 2"]
+
+
+def _panel_confusion() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    panels = [f"{c} · {v} · {j}" for c in ("run 1", "run 2") for v in ("base", "paraphrase_1")
+              for j in PANEL_JUDGES]  # fmt: skip
+    levels = range(1, 11)
+    return pd.DataFrame(
+        [{"panel": p, "level_a": a, "level_b": b, "count": int(rng.integers(0, 4))}
+         for p in panels for a in levels for b in levels]
+    )  # fmt: skip
+
+
+def _panel_forest() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    rows = []
+    for combination in RUNS:
+        for rater in PANEL_RATERS:
+            e = float(rng.uniform(0.5, 0.9))
+            rows.append(
+                {"combination": combination, "rater_b": rater, "estimate": e,
+                 "kind": "jury" if rater.startswith("jury") else "judge",
+                 "ci_low": e - 0.1, "ci_high": min(e + 0.08, 1.0)}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _panel_subsets() -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    rows = []
+    for combination in RUNS:
+        for k in (1, 2, 3):
+            for subset in itertools.combinations(PANEL_JUDGES, k):
+                e = float(rng.uniform(0.6, 0.9))
+                rows.append(
+                    {"combination": combination, "subset": " + ".join(subset),
+                     "cost": 412.5 * k + float(rng.uniform(0, 40)), "estimate": e,
+                     "ci_low": e - 0.1, "ci_high": e + 0.05, "pareto": k == 1, "coverage": 1.0}
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+PAGES = plots.plot_confusion_pages  # drawn lazily: FIGURES holds one page per entry
+FIGURES.update(
+    {
+        "panel_forest": lambda: plots.plot_kappa_forest(
+            _panel_forest(),
+            label=["combination", "rater_b"],
+            colour_by="kind",
+            xlabel="Quadratic weighted kappa with the human (95% CI, clusters resampled)",
+        ),
+        "panel_subsets_cost": lambda: plots.plot_subset_costs(
+            _panel_subsets(),
+            panel="combination",
+            cost_label="Cost (tokens per item)",
+            ylabel="Quadratic weighted kappa with the human (95% CI)",
+        ),
+        "panel_self_preference": lambda: plots.plot_self_bias(
+            pd.DataFrame(
+                [
+                    {
+                        "judge": f"helpfulness · {j}",
+                        "method": m,
+                        "estimate": e,
+                        "ci_low": e - 0.2,
+                        "ci_high": e + 0.2,
+                    }
+                    for j in PANEL_JUDGES
+                    for m, e in (("naive", 0.3), ("controlled", 0.1))
+                ]
+            )
+        ),
+        "panel_batch_size_without_intervals": lambda: plots.plot_batch_size(
+            pd.DataFrame(
+                {
+                    "batch_size": [1, 4, 8],
+                    "kappa": [0.6, 0.55, 0.5],
+                    "kappa_ci_low": np.nan,
+                    "kappa_ci_high": np.nan,
+                    "prompt_tokens_per_item": [300.0, 180.0, 150.0],
+                }
+            )
+        ),
+        **{
+            f"panel_confusion_page_{k + 1}": (
+                lambda k=k: PAGES(_panel_confusion(), panel="panel")[k]
+            )
+            for k in range(3)
+        },
+    }
+)
+
+
+def _undrawn_ticks(fig: Figure) -> set[int]:
+    """Tick labels outside their axis' view: matplotlib keeps them but never draws them."""
+    hidden = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            span = (high - low) * 1e-9
+            for tick in axis.get_major_ticks():
+                if not low - span <= tick.get_loc() <= high + span:
+                    hidden |= {id(tick.label1), id(tick.label2)}
+    return hidden
+
+
 def _texts(fig: Figure) -> list[Text]:
-    """Every piece of text a reader sees: visible, not empty, not on a hidden axes."""
+    """Every piece of text a reader sees: visible, not empty, not on a hidden axes, drawn."""
+    undrawn = _undrawn_ticks(fig)
     return [
         text
         for child in fig.get_children()
         if child.get_visible()
         for text in child.findobj(Text)
-        if text.get_visible() and text.get_text().strip()
+        if text.get_visible() and text.get_text().strip() and id(text) not in undrawn
     ]
 
 
@@ -434,3 +548,57 @@ def test_no_two_pieces_of_text_overlap(name: str) -> None:
         if box_a.shrunk(0.9, 0.9).overlaps(box_b.shrunk(0.9, 0.9))
     ]
     assert clashes == [], f"{name}: overlapping text"
+
+
+def test_every_figure_function_is_checked_by_the_print_rules() -> None:
+    drawn = {
+        name
+        for make in FIGURES.values()
+        for name in plots.__all__
+        if name.startswith("plot_") and f"plots.{name}(" in inspect.getsource(make)
+    }
+    drawn |= {"plot_confusion_pages"}  # the panel_confusion_page_* entries, through PAGES
+    assert drawn == {name for name in plots.__all__ if name.startswith("plot_")}
+
+
+def test_a_twelve_panel_ten_level_confusion_grid_is_split_into_pages() -> None:
+    pages = plots.plot_confusion_pages(_panel_confusion(), panel="panel")
+    assert len(pages) == 3  # was one figure of 2160 x 14670 px
+    for number, page in enumerate(pages, start=1):
+        width, height = page.get_size_inches()
+        assert width <= TWO_COLUMN_IN and height <= 9.0
+        assert page.get_suptitle() == f"page {number} of 3"
+    titles = [ax.get_title("left") for page in pages for ax in page.axes if ax.get_title("left")]
+    assert len(titles) == len(set(titles)) == 12  # every panel once
+    with pytest.raises(ValueError, match="plot_confusion_pages"):
+        plots.plot_confusion_grid(_panel_confusion(), panel="panel")
+
+
+def test_batch_size_axis_claims_an_interval_only_when_one_is_drawn() -> None:
+    bare = FIGURES["panel_batch_size_without_intervals"]().axes[0]
+    assert bare.get_ylabel() == "Kappa vs human"
+    assert FIGURES["batch_size"]().axes[0].get_ylabel() == "Kappa vs human (95% CI)"
+
+
+def test_long_row_labels_widen_the_forest_and_the_self_preference_plot() -> None:
+    for name in ("panel_forest", "panel_self_preference"):
+        fig = FIGURES[name]()
+        assert fig.get_size_inches()[0] == TWO_COLUMN_IN, name
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        # The intervals keep at least 40 % of the width, not a sliver beside the labels.
+        assert ax.get_window_extent().width / fig.bbox.width >= 0.4, name
+
+
+def test_titles_are_in_sentence_case() -> None:
+    for name, make in FIGURES.items():
+        fig = make()
+        titles = [fig.get_suptitle()] + [
+            ax.get_title(loc) for ax in fig.axes for loc in ("left", "center", "right")
+        ]
+        for title in filter(None, titles):
+            words = [w for w in title.replace("·", " ").split() if w[:1].isalpha()]
+            capitalised = [w for w in words[1:] if w[0].isupper()]
+            # Names (GPT, Claude) may be capitalised; every word after the first may not.
+            assert len(words) < 3 or len(capitalised) < len(words) - 1, (name, title)
+        plt.close(fig)

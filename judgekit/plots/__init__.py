@@ -7,6 +7,7 @@ functions return), names its columns through keyword arguments, and returns a ma
 
 from judgekit.plots.agreement import (
     plot_confusion_grid,
+    plot_confusion_pages,
     plot_kappa_forest,
     plot_score_distributions,
 )
@@ -15,7 +16,7 @@ from judgekit.plots.labels import plot_planner, plot_ppi_study
 from judgekit.plots.panel import plot_pair_matrix, plot_subset_costs
 from judgekit.plots.position import plot_batch_size, plot_position_effect
 from judgekit.plots.reliability import plot_consistency, plot_paraphrase_matrix
-from judgekit.plots.save import figure_name, save_figure
+from judgekit.plots.save import figure_name, save_figure, save_pages
 from judgekit.plots.study import plot_grouped_bars, plot_ranked_dots
 from judgekit.plots.style import (
     OKABE_ITO,
@@ -35,6 +36,7 @@ __all__ = [
     "figure_size",
     "plot_batch_size",
     "plot_confusion_grid",
+    "plot_confusion_pages",
     "plot_consistency",
     "plot_grouped_bars",
     "plot_kappa_forest",
@@ -49,4 +51,5 @@ __all__ = [
     "plot_subset_costs",
     "publication_style",
     "save_figure",
+    "save_pages",
 ]

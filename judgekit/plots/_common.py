@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from typing import Literal
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -86,3 +87,22 @@ def wrap_label(text: str, width_in: float, fontsize: float = 8.0) -> str:
     """
     characters = max(int(width_in * 72 / (0.6 * fontsize)), 10)
     return "\n".join(textwrap.wrap(text, characters)) or text
+
+
+#: Rough width of one character of an 8 pt label (inches), to size a figure before drawing.
+CHAR_IN = 0.55 * 8.0 / 72
+#: Largest share of a one-column figure its row labels may take before it goes two columns.
+LABEL_SHARE = 0.6
+
+
+def width_for_labels(labels: Sequence[object], one_column_in: float) -> Literal["one", "two"]:
+    """The print width for row labels: two columns when one would squash the data.
+
+    ``"two"`` when the longest label would take more than :data:`LABEL_SHARE` of one column.
+
+    Examples:
+        >>> width_for_labels(["GPT", "Claude"], 3.5), width_for_labels(["x" * 60], 3.5)
+        ('one', 'two')
+    """
+    longest = max((len(str(label)) for label in labels), default=0) * CHAR_IN
+    return "two" if longest > LABEL_SHARE * one_column_in else "one"

@@ -17,6 +17,7 @@ from judgekit.plots._common import (
     require_columns,
     shared_context,
     subplots,
+    width_for_labels,
     wrap_label,
 )
 from judgekit.plots.style import (
@@ -120,17 +121,28 @@ CELL_IN = 0.3
 PANEL_MARGIN_IN = (0.55, 0.75)
 
 
+#: Tallest saved figure (inches): a grid with more rows is split into pages.
+MAX_HEIGHT_IN = 9.0
+#: Cell size on scales of more than six levels (1-10): two panels still fit side by side.
+SMALL_CELL_IN = 0.25
+
+
+def _cell_in(n_levels: int) -> float:
+    return CELL_IN if n_levels <= 6 else SMALL_CELL_IN
+
+
 def confusion_layout(n_panels: int, n_levels: int) -> tuple[Width, int, int]:
-    """The narrowest print width (and grid) that holds the panels at :data:`CELL_IN` per cell.
+    """The narrowest print width (and grid) that holds the panels at their cell size.
 
     One column when its grid of panels is no taller than the column is wide, else two.
+    The grid may be taller than a page: :func:`plot_confusion_pages` splits it.
     """
-    panel_in = n_levels * CELL_IN + PANEL_MARGIN_IN[0]
+    panel_in = n_levels * _cell_in(n_levels) + PANEL_MARGIN_IN[0]
     for width in ("one", "two"):
         usable = figure_size(width)[0] - 0.6  # the colour bar
         columns = max(1, min(n_panels, int(usable // panel_in)))
         rows = -(-n_panels // columns)
-        tall = rows * (n_levels * CELL_IN + PANEL_MARGIN_IN[1])
+        tall = rows * (n_levels * _cell_in(n_levels) + PANEL_MARGIN_IN[1])
         if width == "two" or tall <= figure_size(width)[0]:
             return width, rows, columns
     raise AssertionError("unreachable")
@@ -153,8 +165,9 @@ def plot_confusion_grid(
 
     Cell colour is the row share (how the judge scored items the human gave that score) on a
     fixed 0-1 scale; the number printed in each cell is the raw count. Each cell is
-    :data:`CELL_IN` wide at print size; the figure is one column wide when its grid of panels
-    is no taller than that, else two columns.
+    :data:`CELL_IN` wide at print size (:data:`SMALL_CELL_IN` past six levels); the figure is
+    one column wide when its grid of panels is no taller than that, else two. A grid taller
+    than :data:`MAX_HEIGHT_IN` does not fit one figure: :func:`plot_confusion_pages` splits it.
 
     Args:
         confusion: Tidy confusion table: one row per (panel, reference, rating) with a count.
@@ -169,6 +182,37 @@ def plot_confusion_grid(
         reference_label: Y-axis label.
         rating_label: X-axis label.
         title: What every panel shares (e.g. the variant and run); shared panel values follow.
+
+    Raises:
+        ValueError: If the panels need more than one page.
+    """
+    pages = plot_confusion_pages(
+        confusion, panel=panel, reference=reference, rating=rating, count=count,
+        levels=levels, panel_order=panel_order, reference_label=reference_label,
+        rating_label=rating_label, title=title, _one_page=True,
+    )  # fmt: skip
+    return pages[0]
+
+
+def plot_confusion_pages(
+    confusion: pd.DataFrame,
+    *,
+    panel: str | Sequence[str] = "judge",
+    reference: str = "level_a",
+    rating: str = "level_b",
+    count: str = "count",
+    levels: Sequence[float] | None = None,
+    panel_order: Sequence[object] | None = None,
+    reference_label: str = "Human score",
+    rating_label: str = "Judge score",
+    title: str | None = None,
+    _one_page: bool = False,
+) -> list[Figure]:
+    """:func:`plot_confusion_grid` split into pages of at most :data:`MAX_HEIGHT_IN` inches.
+
+    Same arguments; each page holds as many rows of panels as fit, in panel order, and its
+    title says "page k of m" when there is more than one. Save each with
+    :func:`~judgekit.plots.save.save_pages`.
     """
     panel_columns = [panel] if isinstance(panel, str) else list(panel)
     require_columns(confusion, [*panel_columns, reference, rating, count], "plot_confusion_grid")
@@ -180,10 +224,44 @@ def plot_confusion_grid(
         else list(pd.unique(frame["_panel"]))
     )
     all_levels = ordered_levels(pd.concat([frame[reference], frame[rating]]), levels)
-    width, rows, cols = confusion_layout(len(panels), len(all_levels))
+    width, _, cols = confusion_layout(len(panels), len(all_levels))
     heading = join_title(title, context)
+    side = len(all_levels) * _cell_in(len(all_levels)) + PANEL_MARGIN_IN[1]
+    per_page = cols * max(1, int((MAX_HEIGHT_IN - 0.3) // side))
+    chunks = [panels[k : k + per_page] for k in range(0, len(panels), per_page)]
+    if _one_page and len(chunks) > 1:
+        raise ValueError(
+            f"{len(panels)} confusion panels need {len(chunks)} pages of at most "
+            f"{MAX_HEIGHT_IN:g} in: draw them with plot_confusion_pages"
+        )
+    figures = []
+    for number, chunk in enumerate(chunks, start=1):
+        page = f"page {number} of {len(chunks)}" if len(chunks) > 1 else ""
+        figures.append(
+            _confusion_figure(
+                frame, chunk, width if len(chunks) == 1 else "two", cols,
+                join_title(heading or None, page), (reference, rating, count), levels,
+                (reference_label, rating_label), side,
+            )
+        )  # fmt: skip
+    return figures
+
+
+def _confusion_figure(
+    frame: pd.DataFrame,
+    panels: list[str],
+    width: Width,
+    cols: int,
+    heading: str,
+    names: tuple[str, str, str],
+    levels: Sequence[float] | None,
+    axis_labels: tuple[str, str],
+    side: float,
+) -> Figure:
+    """One page of confusion panels (see :func:`plot_confusion_grid`)."""
+    reference, rating, count = names
+    rows = -(-len(panels) // cols)
     with publication_style():
-        side = len(all_levels) * CELL_IN + PANEL_MARGIN_IN[1]
         height = rows * side + (0.3 if heading else 0.05)
         fig, axes = subplots(rows, cols, (figure_size(width)[0], height))
         image = None
@@ -217,8 +295,8 @@ def plot_confusion_grid(
             image = ax.collections[0]
             ax.tick_params(length=0, rotation=0)
             ax.set_title(str(name))
-            ax.set_xlabel(rating_label)
-            ax.set_ylabel(reference_label if position % cols == 0 else "")
+            ax.set_xlabel(axis_labels[1])
+            ax.set_ylabel(axis_labels[0] if position % cols == 0 else "")
             ax.spines[:].set_visible(False)
         for ax in axes[len(panels) :]:
             ax.set_visible(False)
@@ -241,7 +319,7 @@ def plot_kappa_forest(
     reference_lines: Mapping[float, str] = LANDIS_KOCH,
     xlabel: str = "Cohen's kappa (95% CI)",
     title: str | None = None,
-    width: Width = "one",
+    width: Width | None = None,
 ) -> Figure:
     """Forest plot: one row per estimate with its confidence interval.
 
@@ -260,7 +338,9 @@ def plot_kappa_forest(
         xlabel: X-axis label: what every row's estimate is (say the weighting when all rows
             share one; rows of several weightings name theirs in the row label or legend).
         title: Context of every row (e.g. the variant and run); the shared label values follow.
-        width: ``"one"`` or ``"two"`` column figure.
+        width: ``"one"`` or ``"two"`` column figure; default one, two when the longest row
+            label would take more than 60 % of one column (the intervals would be squashed
+            into what is left).
     """
     label_columns = [label] if isinstance(label, str) else list(label)
     extra = [colour_by] if colour_by else []
@@ -268,6 +348,8 @@ def plot_kappa_forest(
     frame = estimates.reset_index(drop=True)
     row_columns, context = shared_context(frame, label_columns)
     names = join_labels(frame, row_columns)
+    if width is None:
+        width = width_for_labels(list(names), figure_size("one")[0])
     colours = categorical_colours(list(pd.unique(frame[colour_by]))) if colour_by else {}
     # The axis label and the title end at the axes' right edge, so both may run over the row
     # labels' column: each is wrapped to the figure's width.

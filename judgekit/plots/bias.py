@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from judgekit.plots._common import require_columns, subplots, wrap_label
+from judgekit.plots._common import require_columns, subplots, width_for_labels, wrap_label
 from judgekit.plots.style import Width, categorical_colours, figure_size, publication_style
 
 
@@ -22,7 +22,7 @@ def plot_self_bias(
     high: str = "ci_high",
     method_order: Sequence[str] | None = None,
     xlabel: str = "Self-preference (score points, 95% CI)",
-    width: Width = "one",
+    width: Width | None = None,
 ) -> Figure:
     """Dot-and-interval plot of self-preference per judge, one colour per estimation method.
 
@@ -37,10 +37,13 @@ def plot_self_bias(
         high: Upper bound column.
         method_order: Method order; default order of appearance.
         xlabel: X-axis label.
-        width: ``"one"`` or ``"two"`` column figure.
+        width: ``"one"`` or ``"two"`` column figure; default one, two when the judges' names
+            would take more than 60 % of one column.
     """
     require_columns(bias, [judge, method, estimate, low, high], "plot_self_bias")
     judges = list(pd.unique(bias[judge]))
+    if width is None:
+        width = width_for_labels(judges, figure_size("one")[0])
     methods = list(method_order) if method_order is not None else list(pd.unique(bias[method]))
     colours = categorical_colours(methods)
     step = 0.5 / max(len(methods), 1)
@@ -67,7 +70,9 @@ def plot_self_bias(
             )
         ax.set_yticks(range(len(judges)), [str(j) for j in judges])
         ax.invert_yaxis()
-        ax.set_xlabel(wrap_label(xlabel, figure_size(width)[0] - 1.2))
+        # Ends at the axes' right edge and may run left over the row labels (as the forest's):
+        # wrapped to the figure's width, never cut at its edge.
+        ax.set_xlabel(wrap_label(xlabel, figure_size(width)[0] - 0.3), loc="right")
         ax.grid(axis="x")
         wide = sum(len(str(m)) + 6 for m in methods) * 0.55 * 8 / 72 > figure_size(width)[0]
         fig.legend(loc="outside upper center", ncol=1 if wide else len(methods))

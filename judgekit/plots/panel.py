@@ -9,6 +9,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from judgekit.plots._common import require_columns, subplots, wrap_label
 from judgekit.plots.style import (
@@ -31,10 +32,34 @@ def _square(
     return matrix
 
 
-def _short(subset: str, longest: int = 12) -> str:
-    """A subset's label: judges joined by "+", each cut to 3 letters when the whole is long."""
+def _short(subset: str, judges: Sequence[str], longest: int = 12) -> str:
+    """A subset's label: judges joined by "+", each cut to 3 letters when the whole is long.
+
+    Judges whose three letters clash (``simulator:judge-one``, ``simulator:judge-two``) are
+    cut to their shortest distinct ending instead.
+    """
     names = subset.split(" + ")
-    return subset if len(subset) <= longest else "+".join(name[:3] for name in names)
+    if len(subset) <= longest:
+        return subset
+    short = {name: name[:3] for name in judges}
+    if len(set(short.values())) < len(short):
+        short = {name: _distinct_tail(name, judges) for name in judges}
+    return "+".join(short.get(name, name) for name in names)
+
+
+def _distinct_tail(name: str, judges: Sequence[str]) -> str:
+    """The shortest ending of ``name`` (from a ``-``, ``:`` or ``_`` on) no other judge has."""
+    for cut in range(len(name) - 1, -1, -1):
+        if cut == 0 or name[cut - 1] in "-:_ ":
+            tail = name[cut:]
+            if not any(other != name and other.endswith(tail) for other in judges):
+                return tail
+    return name
+
+
+def _cost_text(value: float) -> str:
+    """A cost for the title: whole numbers as they are, others to three significant digits."""
+    return f"{value:g}" if float(value).is_integer() else f"{value:.3g}"
 
 
 def plot_pair_matrix(
@@ -145,6 +170,7 @@ def plot_subset_costs(
         subsets, [cost, estimate, low, high, label, pareto, coverage], "plot_subset_costs"
     )
     panels = list(pd.unique(subsets[panel])) if panel else [None]
+    judges = list(dict.fromkeys(j for s in subsets[label].astype(str) for j in s.split(" + ")))
     rows, cols = panel_grid(len(panels), max_columns=3)
     with publication_style():
         fig, axes = subplots(rows, cols, figure_size(width, aspect=0.36 * rows))
@@ -173,10 +199,17 @@ def plot_subset_costs(
             # One front subset per cost at most, so the title names each by its cost: labels
             # beside the points would cover the other subsets' intervals.
             named = ", ".join(
-                f"{_short(str(t))} ({c:g})" for c, t in zip(front[cost], front[label], strict=True)
+                f"{_short(str(t), judges)} ({_cost_text(c)})"
+                for c, t in zip(front[cost], front[label], strict=True)
             )
             ax.margins(x=0.15)
-            ax.set_xticks(sorted(set(frame[cost])))
+            costs = sorted(set(frame[cost]))
+            if all(float(c).is_integer() for c in costs) and len(costs) <= 8:
+                ax.set_xticks(costs)  # judges asked per item: every count is a tick
+            else:  # measured costs (tokens): a few round ticks, never one per subset
+                start, end = ax.get_xlim()  # only ticks in view: none hidden under a neighbour
+                ticks = MaxNLocator(nbins=4).tick_values(start, end)
+                ax.set_xticks([t for t in ticks if start <= t <= end])
             ax.grid(axis="y")
             front_line = wrap_label(f"front (cost): {named}", figure_size(width)[0] / cols - 0.4)
             ax.set_title(front_line if name is None else f"{name}\n{front_line}")

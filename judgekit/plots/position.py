@@ -90,10 +90,13 @@ def plot_batch_size(
     tokens: str = "prompt_tokens_per_item",
     group: str | None = None,
     group_order: Sequence[object] | None = None,
-    kappa_label: str = "Kappa vs human (95% CI)",
+    kappa_label: str | None = None,
     width: Width = "two",
 ) -> Figure:
     """Agreement and prompt tokens per item against rows per request (log-scaled x axis).
+
+    The agreement axis says "95% CI" only when at least one interval is drawn; points without
+    one are drawn as points.
 
     Args:
         sensitivity: One row per batch size (and group), as
@@ -105,13 +108,17 @@ def plot_batch_size(
         tokens: Prompt tokens per item column.
         group: Optional column (e.g. rubric or mode) drawn as separate coloured lines.
         group_order: Group order; default order of appearance.
-        kappa_label: Y-axis label of the agreement panel.
+        kappa_label: Y-axis label of the agreement panel; default "Kappa vs human", with
+            "(95% CI)" when any interval is drawn.
         width: ``"one"`` or ``"two"`` column figure.
     """
     columns = [size, kappa, low, high, tokens] + ([group] if group is not None else [])
     require_columns(sensitivity, columns, "plot_batch_size")
     groups = _levels(sensitivity, group, group_order)
     colours = categorical_colours(groups)
+    drawn = bool((sensitivity[low].notna() & sensitivity[high].notna()).any())
+    if kappa_label is None:
+        kappa_label = "Kappa vs human (95% CI)" if drawn else "Kappa vs human"
     with publication_style():
         fig, (left, right) = subplots(1, 2, figure_size(width, aspect=0.38), sharex=True)
         for k, name in enumerate(groups):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
@@ -53,3 +54,19 @@ def figure_name(*parts: object) -> str:
     """Join ``parts`` into a safe figure file stem (other characters become ``_``)."""
     joined = "_".join(str(part) for part in parts if str(part))
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", joined).strip("._") or "figure"
+
+
+def save_pages(
+    figures: Sequence[Figure], name: str, *, folder: Path | None = None
+) -> list[tuple[Path, Path]]:
+    """Save the pages of one figure: ``name`` when there is one, ``name_p1``, ``name_p2``, ...
+
+    Returns:
+        One ``(pdf_path, png_path)`` per page, in order.
+    """
+    if len(figures) == 1:
+        return [save_figure(figures[0], name, folder=folder)]
+    return [
+        save_figure(fig, f"{name}_p{number}", folder=folder)
+        for number, fig in enumerate(figures, start=1)
+    ]

@@ -171,8 +171,8 @@ confusion = pd.concat(
 )
 write_table(confusion, tables / "confusion.csv")
 if pairs:
-    fig = plots.plot_confusion_grid(confusion, panel=SHOWN)
-    saved = plots.save_figure(fig, "agreement_confusion", folder=figures)
+    pages = plots.plot_confusion_pages(confusion, panel=SHOWN)  # at most 9 in tall each
+    saved = plots.save_pages(pages, "agreement_confusion", folder=figures)
 
 # %% [markdown]
 # **Figure: human score (rows) against judge score (columns).** Numbers are item counts, colour

@@ -266,7 +266,7 @@ display(
     ].round(3)
 )
 fig = plots.plot_kappa_forest(
-    vs_human.assign(**{FACET: vs_human[FACET].str.title()}),
+    vs_human,
     label=[FACET, "rater_b"],
     colour_by="kind",
     xlabel=f"{KAPPA_NAME} with the human (95% CI, clusters resampled)",
@@ -358,7 +358,7 @@ display(
     )
 )
 fig = plots.plot_subset_costs(
-    subsets.assign(**{FACET: subsets[FACET].str.title()}),
+    subsets,
     panel=FACET,
     min_coverage=min_coverage,
     cost_label=cost_label,
