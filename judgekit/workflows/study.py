@@ -166,7 +166,10 @@ class Study:
     def cluster(self) -> str | None:
         """The column grouping items that are not independent (their question), if judged."""
         column = self.judgments.get(CLUSTER_COLUMN)
-        return CLUSTER_COLUMN if column is not None and column.notna().any() else None
+        if column is None:
+            return None
+        given = column.notna() & (column.astype(str).str.strip() != "")  # "" is no question
+        return CLUSTER_COLUMN if given.any() else None
 
     def raters(self, rubric: str = "", *, rater: str = JUDGE) -> pd.DataFrame:
         """The long rater table of one rubric, ready for :mod:`judgekit.stats`.
