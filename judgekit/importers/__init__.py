@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from judgekit.types import ParsedReply, UsageError
+from judgekit.types import ParsedReply, Scale, UsageError
 
 
 class ReplyReader(Protocol):
@@ -60,8 +60,8 @@ class Imported:
             (``Question``, ``Answer``, ``Model``, ...).
         labels: Human labels ``item_id, rater, score`` (possibly empty).
         notes: One line per thing the user should know (replies not read, rule used, ...).
-        scale: The lowest and highest score the source's scale allows, when it states one
-            (recorded in ``study.json`` for a rubric judgekit does not know).
+        scale: The scale the source states (FastChat's 1-10, AlpacaEval's 0, 0.5, 1), if it
+            states one: recorded in ``study.json`` as the imported rubric's scale.
     """
 
     judgments: pd.DataFrame
@@ -70,7 +70,7 @@ class Imported:
         default_factory=lambda: pd.DataFrame(columns=["item_id", "rater", "score"])
     )
     notes: tuple[str, ...] = ()
-    scale: tuple[float, float] | None = None
+    scale: Scale | None = None
 
 
 Adapter = Callable[[Sequence[Path], ImportOptions], Imported]

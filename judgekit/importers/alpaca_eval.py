@@ -23,7 +23,7 @@ import pandas as pd
 from judgekit.importers import Imported, ImportOptions, register
 from judgekit.importers.rows import judgments_table, records
 from judgekit.importers.tables import json_records
-from judgekit.types import Status
+from judgekit.types import Scale, Status
 
 WHAT = "an AlpacaEval annotations file (results/<model>/<annotator>/annotations.json)"
 KEYS = ("instruction", "output_1", "output_2", "generator_2", "preference")
@@ -78,4 +78,6 @@ def read(paths: Sequence[Path], options: ImportOptions) -> Imported:
     source = "alpaca_eval:" + ";".join(p.name for p in paths)
     judgments, notes = judgments_table(records(rows), options, rubric="alpaca_eval", source=source)
     table = pd.DataFrame(list(items.values())).sort_values("ID", kind="stable")
-    return Imported(judgments, table.reset_index(drop=True), notes=tuple(notes), scale=(0, 1))
+    return Imported(
+        judgments, table.reset_index(drop=True), notes=tuple(notes), scale=Scale((0, 1), step=0.5)
+    )

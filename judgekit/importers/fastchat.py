@@ -19,10 +19,13 @@ import pandas as pd
 from judgekit.importers import Imported, ImportOptions, register
 from judgekit.importers.rows import judgments_table, records
 from judgekit.importers.tables import json_records
-from judgekit.types import Status, UsageError
+from judgekit.types import Scale, Status, UsageError
 
 WHAT = "a FastChat single-answer judgment file (model_judgment/*_single.jsonl)"
 KEYS = ("question_id", "model", "judge", "judgment", "score")
+
+#: The scale FastChat's single-answer judge prompts ask for (1 to 10, as "[[rating]]").
+_SCALE = Scale(tuple(range(1, 11)))
 
 
 @register("fastchat-single")
@@ -65,4 +68,4 @@ def read(paths: Sequence[Path], options: ImportOptions) -> Imported:
     source = "fastchat-single:" + ";".join(p.name for p in paths)
     judgments, notes = judgments_table(records(rows), options, rubric="mt_bench", source=source)
     table = pd.DataFrame(list(items.values())).sort_values("ID", kind="stable")
-    return Imported(judgments, table.reset_index(drop=True), notes=tuple(notes), scale=(1, 10))
+    return Imported(judgments, table.reset_index(drop=True), notes=tuple(notes), scale=_SCALE)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from judgekit.importers import Imported, ImportOptions, register
 from judgekit.importers.rows import judgments_table, records
-from judgekit.types import Status, UsageError
+from judgekit.types import Scale, Status, UsageError
 
 WHAT = "a promptfoo results export (promptfoo eval -o results.json)"
 #: promptfoo's assertion types graded by a model.
@@ -101,4 +101,6 @@ def read(paths: Sequence[Path], options: ImportOptions) -> Imported:
     source = "promptfoo:" + ";".join(p.name for p in paths)
     judgments, notes = judgments_table(records(rows), options, rubric="promptfoo", source=source)
     table = pd.DataFrame(list(items.values())).sort_values("ID", kind="stable")
-    return Imported(judgments, table.reset_index(drop=True), notes=tuple(notes), scale=(0, 1))
+    return Imported(
+        judgments, table.reset_index(drop=True), notes=tuple(notes), scale=Scale((0, 1), step=0)
+    )

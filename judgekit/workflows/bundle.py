@@ -127,8 +127,10 @@ def study_files(root: Path) -> Iterator[Path]:
 
 def stored_calls(store: Path) -> pd.DataFrame:
     """Every stored request of a store (full messages), in request order."""
-    with ResponseStore.open_readonly(store) as opened:
-        return pd.DataFrame(list(opened.rows()))
+    from judgekit.engine.store_rows import COLUMNS
+
+    with ResponseStore.open_readonly(store) as opened:  # an imported study's store is empty
+        return pd.DataFrame(list(opened.rows()), columns=list(COLUMNS))
 
 
 def reply_digests(calls: pd.DataFrame) -> dict[str, str]:

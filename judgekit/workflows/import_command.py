@@ -2,11 +2,14 @@
 
 The adapter (:mod:`judgekit.importers`) reads the source files; the study is written by
 :func:`judgekit.workflows.accumulate.write_study` exactly as a judging command writes it
-(items, judgments, ``scores/``, ``study.json``), with human labels in ``labels.csv`` (one
-labeller per rater, :func:`judgekit.labels.table.write_labels_table`). ``study.json``'s
-command entry records the import: each source file with its SHA-256, the adapter and its
-options. Importing the same files with the same options again changes nothing (byte for
-byte); an import never writes into its source files.
+(items, judgments, ``scores/``, ``study.json``; the response store is empty, as judgekit sent
+no request), with human labels in ``labels.csv`` (one labeller per rater,
+:func:`judgekit.labels.table.write_labels_table`). ``study.json``'s command entry records the
+import: each source file with its SHA-256, the adapter and its options, and, for a rubric
+judgekit does not package, its scale and output format (``imported_rubric``, read back by
+:func:`judgekit.workflows.study_rubrics.imported_rubric`). Importing the same files with the
+same options again changes nothing (byte for byte); an import never writes into its source
+files.
 """
 
 from __future__ import annotations
@@ -54,6 +57,39 @@ def _pairs(pairs: Sequence[str], option: str) -> dict[str, str]:
     return found
 
 
+def stated_scale(scale: str) -> Any:
+    """``--scale MIN-MAX`` (whole numbers) as a :class:`judgekit.types.Scale`; None if not given.
+
+    Raises:
+        UsageError: For anything but two increasing whole numbers.
+    """
+    from judgekit.types import Scale
+
+    if not scale:
+        return None
+    low, sep, high = scale.partition("-")
+    if not sep or not low.strip().isdigit() or not high.strip().isdigit() or int(low) >= int(high):
+        raise UsageError(f"--scale {scale!r}: write MIN-MAX, e.g. 1-10")
+    return Scale(tuple(range(int(low), int(high) + 1)))
+
+
+def imported_rubric_record(request: ImportRequest, rubric: str, scale: Any) -> dict[str, Any]:
+    """What ``study.json`` records of a rubric known only from this import (``{}``: none).
+
+    A ``--rubric`` import is filed under a rubric judgekit loads, so it records none; so does a
+    source that states no scale when no ``--scale`` is given (the report then cannot run).
+    """
+    scale = stated_scale(request.scale) or scale
+    if request.rubric or scale is None:
+        return {}
+    return {
+        "name": rubric, "adapter": request.adapter, "format": request.output_format,
+        "score_marker": request.score_marker,
+        "scale": {"allowed": list(scale.allowed), "abstain": list(scale.abstain),
+                  "step": scale.step},
+    }  # fmt: skip
+
+
 class FormatReader:
     """Reads replies with a named output format on a given scale (``--format``, ``--scale``)."""
 
@@ -67,16 +103,10 @@ class FormatReader:
                 f"--format {name!r}: no such output format; "
                 f"choose one of {', '.join(format_names())}"
             )
-        low, sep, high = scale.partition("-")
-        if (
-            not sep
-            or not low.strip().isdigit()
-            or not high.strip().isdigit()
-            or int(low) >= int(high)
-        ):
-            raise UsageError(f"--scale {scale!r}: write MIN-MAX, e.g. 1-10 (needed with --format)")
         self.spec = get_format(name)
-        self.scale = Scale(tuple(range(int(low), int(high) + 1)))
+        self.scale = stated_scale(scale) or Scale(())
+        if not self.scale.allowed:
+            raise UsageError("--format needs --scale MIN-MAX, e.g. 1-10")
         self.marker = marker or None
 
     def parse(self, text: str, item_ids: Sequence[str]) -> Any:
@@ -195,6 +225,21 @@ def _labels_table(request: ImportRequest, judgments: Any, root: Path) -> tuple[A
     return table, notes
 
 
+def _check_on_scale(judgments: Any, scale: Mapping[str, Any], request: ImportRequest) -> None:
+    """Refuse a scored judgment off the scale the rubric will be recorded with (one line)."""
+    from judgekit.types import Scale
+
+    allowed = Scale(tuple(scale["allowed"]), tuple(scale["abstain"]), scale["step"])
+    scored = judgments[judgments["status"] == "ok"]["score"].astype(float)
+    off = scored[[not allowed.accepts(float(v)) for v in scored]]
+    if len(off):
+        stated = f"--scale {request.scale}" if request.scale else f"the {request.adapter} scale"
+        raise UsageError(
+            f"{len(off)} imported score(s) are not on {stated} ({allowed.describe()}), first "
+            f"{off.iloc[0]:g}; give the scale the scores were made on"
+        )
+
+
 def run_import(request: ImportRequest, out: Any = None, command_line: str = "") -> Path:
     """Import the request's files into its study; return the study folder.
 
@@ -206,6 +251,7 @@ def run_import(request: ImportRequest, out: Any = None, command_line: str = "") 
     import pandas as pd
 
     from judgekit.data.tidy import LABEL_COLUMNS
+    from judgekit.engine.store import ResponseStore
     from judgekit.importers import get_adapter
     from judgekit.labels.table import write_labels_table
     from judgekit.workflows.accumulate import (
@@ -248,8 +294,12 @@ def run_import(request: ImportRequest, out: Any = None, command_line: str = "") 
         "notes": notes,
         "human_labels": 0 if labels_csv is None else len(labels_csv),
     }
-    if imported.scale is not None:
-        details["scale"] = list(imported.scale)
+    rubric_record = imported_rubric_record(request, details["rubric"], imported.scale)
+    if rubric_record:
+        _check_on_scale(judgments, rubric_record["scale"], request)
+        scale = rubric_record["scale"]["allowed"]
+        details["scale"] = [scale[0], scale[-1]]
+        details["imported_rubric"] = rubric_record
     items = merged_items(root, imported.items)
     write_study(
         root, manifest, items=items, judgments=judgments,
@@ -258,6 +308,8 @@ def run_import(request: ImportRequest, out: Any = None, command_line: str = "") 
     )  # fmt: skip
     if labels_csv is not None:
         write_labels_table(labels_csv, StudyFolder(root).long_labels)
+    if not StudyFolder(root).store.is_file():  # no request was sent: the store is empty
+        ResponseStore(StudyFolder(root).store).close()
     for note in notes:
         print(f"note: {note}", file=out)
     n_items, n_judges = judgments["item_id"].nunique(), len(judges)
@@ -288,7 +340,9 @@ def import_command(
     output_format: Annotated[
         str, typer.Option("--format", help="Read the reply column with this output format.")
     ] = "",
-    scale: Annotated[str, typer.Option(help="MIN-MAX scale for --format, e.g. 1-10.")] = "",
+    scale: Annotated[
+        str, typer.Option(help="MIN-MAX scale of the scores (needed with --format), e.g. 1-10.")
+    ] = "",
     score_marker: Annotated[
         str,
         typer.Option(help="How the prompt asked for the score (score_line), e.g. 'Rating: [[N]]'."),

@@ -69,7 +69,9 @@ def check_judges(
         f"study.json: judge {judge.get('label', '?')} records model {judge.get('model')!r}, "
         f"but no stored request was sent to it (the store's: {', '.join(sorted(models))})"
         for judge in study.get("judges") or []
-        if isinstance(judge, dict) and str(judge.get("model")) not in models
+        if isinstance(judge, dict)
+        and str(judge.get("model")) not in models
+        and judge.get("provider") != "imported"  # judged elsewhere: no request to store
     ]
     for record in records:
         rubric, settings = str(record["rubric"]), record["settings"]

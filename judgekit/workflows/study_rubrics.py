@@ -6,7 +6,9 @@ for every (rubric, judge), the copy's path, the SHA-256 of each of its files, th
 ``--column-map`` and ``--format-reminder`` it was judged with. :func:`study_rubric` gives the
 rubric back from that record (``Study.rubric(name)``), checked: a copy changed since is refused
 in one line. A packaged name, or a study judged before copies were kept, loads the packaged
-rubric of that name.
+rubric of that name. A rubric known only from ``judgekit import`` (the source's own name,
+``mt_bench``, ``alpaca_eval``, ...) is the :class:`judgekit.rubrics.imported.ImportedRubric`
+its import recorded: its scale and output format, and no prompt.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from judgekit.rubrics import JinjaRubric, PromptRubric, list_rubrics
-from judgekit.types import UsageError
+from judgekit.rubrics.imported import ImportedRubric
+from judgekit.types import Scale, UsageError
 from judgekit.workflows.own_prompt import load_any_rubric
 from judgekit.workflows.replay import KEPT_RUBRICS
 
@@ -58,16 +61,56 @@ def rubric_record(folder: Folder, name: str) -> dict[str, Any]:
     return latest[1]
 
 
+def _manifest(folder: Folder) -> dict[str, Any]:
+    try:
+        manifest = json.loads(folder.manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def imported_rubric(folder: Folder, name: str) -> ImportedRubric | None:
+    """The rubric ``name`` as the study's latest import of it recorded it (None: never imported).
+
+    Raises:
+        UsageError: For a record whose scale judgekit cannot read (one line: import again).
+    """
+    commands = _manifest(folder).get("commands", [])
+    records = [
+        c["imported_rubric"]
+        for c in commands if isinstance(commands, list)
+        if isinstance(c, dict) and isinstance(c.get("imported_rubric"), dict)
+        and c["imported_rubric"].get("name") == name
+    ]  # fmt: skip
+    if not records:
+        return None
+    record = records[-1]
+    try:
+        scale = record["scale"]
+        return ImportedRubric(
+            name=name, adapter=str(record["adapter"]),
+            scale=Scale(tuple(scale["allowed"]), tuple(scale["abstain"]), scale["step"]),
+            output_format=str(record.get("format") or ""),
+            score_marker=record.get("score_marker") or None,
+        )  # fmt: skip
+    except (KeyError, TypeError, ValueError) as error:
+        raise UsageError(
+            f"rubric {name!r}: {folder.manifest} records its import with an unreadable scale "
+            f"({error}); import the files again into a new folder"
+        ) from None
+
+
 def study_rubric(folder: Folder, name: str) -> JinjaRubric:
     """The rubric ``name`` of a study: packaged, or its own copy checked against ``study.json``.
 
-    A prompt file or rubric folder was copied into ``rubrics/`` when judged
+    An imported rubric is returned as its import recorded it (:func:`imported_rubric`). A
+    prompt file or rubric folder was copied into ``rubrics/`` when judged
     (:func:`judgekit.workflows.replay.keep_rubric`) with the SHA-256 of each file; the copy is
     loaded with the command's ``column_map`` and ``format_reminder``.
 
     Raises:
-        UsageError: For a name neither recorded nor packaged, a missing copy, or a copied file
-            whose hash differs from the one recorded (one line naming the file).
+        UsageError: For a name neither recorded, imported nor packaged, a missing copy, or a
+            copied file whose hash differs from the one recorded (one line naming the file).
     """
     kept = rubric_record(folder, name)
     source = str(kept.get("source") or name)
@@ -75,9 +118,13 @@ def study_rubric(folder: Folder, name: str) -> JinjaRubric:
     if source in list_rubrics():
         return load_any_rubric(source, (), reminder, option=f"rubric {name!r}")
     if not kept:
+        imported = imported_rubric(folder, name)
+        if imported is not None:
+            return imported
         raise UsageError(
-            f"rubric {name!r}: {folder.manifest} records no copy of it and judgekit packages no "
-            f"rubric of that name; judge the study again with --rubric FILE_OR_FOLDER"
+            f"rubric {name!r}: {folder.manifest} records no copy of it nor its scale (an import "
+            "records it when the source or --scale states one) and judgekit packages no rubric "
+            "of that name; judge the study again with --rubric FILE_OR_FOLDER"
         )
     kept_dir = (folder.root / KEPT_RUBRICS).resolve()
     for relative in [source, *dict(kept.get("sha256") or {})]:

@@ -240,12 +240,18 @@ def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
         (str(r["rubric"]), str(r.get("judge", r["settings"]["client"]["model"]))) for r in records
     }
     pairs = bundled[["rubric", who]].astype(str).drop_duplicates().itertuples(index=False)
+    study = json.loads(folder.manifest.read_text(encoding="utf-8"))
+    imported = {  # judged elsewhere (`judgekit import`): no reply to rebuild them from
+        str(j.get("label"))
+        for j in study.get("judges") or []
+        if isinstance(j, dict) and j.get("provider") == "imported"
+    }
     problems = [
         f"judgments ({rubric}, {judge}): study.json records no settings for this judge, so "
         "it cannot be rebuilt offline (judged by an older judgekit? judge it again into the "
         "study: the store replays every reply for free)"
         for rubric, judge in pairs
-        if (rubric, judge) not in covered
+        if (rubric, judge) not in covered and judge not in imported
     ]
     for record in records:
         rubric = recorded_rubric(root, record)
