@@ -106,7 +106,10 @@ def test_an_environment_value_never_reaches_a_prompt(
 def test_a_plain_user_folder_and_the_packaged_rubrics_still_render(tmp_path: Path) -> None:
     folder = hostile_folder(tmp_path, "{# a comment, no escape #}")
     mine, ours = load_rubric(folder), load_rubric("factual_accuracy")
-    assert mine.render([ITEM])[1] == ours.render([ITEM])[1]
+    # A user's folder gets the format's reminder only with `format_reminder: true`
+    # (docs/own-prompt.md): the same items message, without the packaged rubric's last line.
+    users, packaged = mine.render([ITEM])[1]["content"], ours.render([ITEM])[1]["content"]
+    assert packaged.startswith(users) and "SCORE: N" in packaged[len(users) :]
     assert mine.system_prompt() == ours.system_prompt()
     assert type(ours.environment()).__name__ == "Environment"
 

@@ -34,8 +34,8 @@ def one_report_at_a_time(
     @functools.wraps(run)
     def locked(folder: str | Path, *args: P.args, **kwargs: P.kwargs) -> R:
         root = Path(folder)
-        if not root.is_dir():
-            return run(folder, *args, **kwargs)  # its own message names the folder
+        if not (root / "study.json").is_file():  # no study: its own message names the folder,
+            return run(folder, *args, **kwargs)  # and no lock file lands among a user's files
         lock = FileLock(root / LOCK_NAME)
         try:
             lock.acquire(timeout=0)
