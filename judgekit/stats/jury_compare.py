@@ -179,8 +179,8 @@ def panel_subsets(
     A subset of one is that judge; larger ones are combined by ``jury`` ("mean", "median" or
     "majority", :func:`~.jury.jury_scores`). ``cost`` is each judge's cost per item (any unit;
     default 1 per judge, so the cost is the number of judges asked); a subset costs the sum.
-    ``coverage`` is the share of the human-labelled items the subset's jury scored (a tie or a
-    missing judge leaves an item unscored, and the kappa is over the scored ones). A jury that
+    ``coverage`` is the share of the human-labelled items the subset's jury scored (no majority
+    or a missing judge leaves an item unscored, and the kappa is over the scored ones). A jury that
     scores only the items its judges agree on looks better than it is, so only subsets with
     ``coverage >= min_coverage`` compete for the front; the others say so in ``note``.
 
@@ -191,7 +191,8 @@ def panel_subsets(
     Example:
         >>> long = pd.DataFrame({"item": np.repeat(range(4), 3), "rater": ["h", "a", "b"] * 4,
         ...                      "score": [0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1]})
-        >>> table = panel_subsets(long, ["a", "b"], human="h", weights=None, ci=CI(None))
+        >>> table = panel_subsets(long, ["a", "b"], human="h", weights=None, ci=CI(None),
+        ...                       jury="majority")  # two judges who disagree have no majority
         >>> list(table["subset"]), list(table["coverage"])
         (['a', 'b', 'a + b'], [1.0, 1.0, 0.5])
     """
