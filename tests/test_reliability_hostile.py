@@ -407,3 +407,32 @@ def test_a_rerun_under_umask_022_keeps_private_study_files_private(tmp_path: Pat
     new = tmp_path / "new.csv"
     atomic.atomic_write_text(new, "x")
     assert oct(new.stat().st_mode & 0o777) == oct(0o644)
+
+
+def test_a_batch_result_that_echoes_the_key_is_scrubbed_before_it_is_stored() -> None:
+    from judgekit.engine.batch_files import reply_from_result
+
+    secret = "sk-batch-" + "x" * 24
+    line = {
+        "custom_id": "req-1",
+        "response": {
+            "status_code": 200,
+            "request_id": "r1",
+            "body": {
+                "id": "c1",
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": f"SCORE: 3 (key {secret})"},
+                    }
+                ],
+            },
+        },
+    }
+    reply, error = reply_from_result(line, secret)
+    assert error is None and reply is not None
+    assert secret not in reply.text and reply.text == "SCORE: 3 (key [key])"
+    unscrubbed, _ = reply_from_result(line)
+    assert unscrubbed is not None and secret in unscrubbed.text  # the scrub is what removes it

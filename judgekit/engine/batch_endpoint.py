@@ -28,6 +28,7 @@ from judgekit.engine.batch_files import (
     reply_from_result,
     split_for_limits,
 )
+from judgekit.engine.providers import PLACEHOLDER_KEY
 from judgekit.engine.store import ResponseStore
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -112,6 +113,7 @@ def record_results(
     batch: SDKBatch,
     lines: Sequence[Mapping[str, Any]],
     expected: Sequence[str],
+    secret: str = "",
 ) -> tuple[int, int]:
     """Write each line's reply (or error) into the store; returns (replies, errors).
 
@@ -122,6 +124,7 @@ def record_results(
         batch: The finished batch.
         lines: Its output and error lines.
         expected: The store keys of the batch's requests.
+        secret: The key the batch was sent with, scrubbed from every reply.
 
     A pending request of the batch with no line (expired or cancelled batch) is recorded as
     an error naming the batch and its status.
@@ -140,7 +143,7 @@ def record_results(
         answered.add(request_hash)
         if request_hash not in pending:
             continue
-        reply, error = reply_from_result(line)
+        reply, error = reply_from_result(line, secret)
         if reply is not None:
             store.record_reply(request_hash, reply)
             replies += 1
@@ -225,6 +228,10 @@ async def _finish_batch(work: Round, entry: Mapping[str, Any]) -> None:
         work.state.update(batch_id, recorded=True)
         raise ValueError(f"batch {batch_id} was rejected: {problems or 'no reason given'}")
     lines = await download_results(work.sdk, batch)
-    replies, errors = record_results(work.store, work.pending, batch, lines, entry["hashes"])
+    key = str(work.sdk.api_key or "")
+    secret = "" if key == PLACEHOLDER_KEY else key
+    replies, errors = record_results(
+        work.store, work.pending, batch, lines, entry["hashes"], secret
+    )
     work.state.update(batch_id, recorded=True)
     work.notify(f"batch {batch_id} {batch.status}: {replies} replies, {errors} failed lines")

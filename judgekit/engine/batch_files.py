@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from judgekit.data.atomic import atomic_write, atomic_write_text
-from judgekit.engine.replies import chat_reply
+from judgekit.engine.replies import chat_reply, without_secret
 from judgekit.engine.store import RequestKey
 from judgekit.types import ChatReply, ChatRequest, UsageError
 
@@ -129,8 +129,14 @@ def split_for_limits(
     return chunks
 
 
-def reply_from_result(line: Mapping[str, Any]) -> tuple[ChatReply | None, str | None]:
-    """Read one Batch API output/error line into (reply, None) or (None, error text)."""
+def reply_from_result(
+    line: Mapping[str, Any], secret: str = ""
+) -> tuple[ChatReply | None, str | None]:
+    """Read one Batch API output/error line into (reply, None) or (None, error text).
+
+    ``secret`` (the key the batch was sent with) is replaced by ``[key]`` in the reply's texts
+    before anything stores them, as for an online reply.
+    """
     response = line.get("response") or {}
     status = response.get("status_code")
     body = response.get("body") or {}
@@ -150,7 +156,7 @@ def reply_from_result(line: Mapping[str, Any]) -> tuple[ChatReply | None, str | 
         )
     except ValueError as exc:
         return None, f"batch line {exc}"
-    return reply, None
+    return without_secret(reply, secret), None
 
 
 class BatchState:
