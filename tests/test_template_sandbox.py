@@ -17,7 +17,7 @@ from judgekit.rubrics.environment import RUBRICS_DIR, TemplateRefused
 from judgekit.types import Item, UsageError
 from judgekit.workflows.cli import main
 
-CANARY = "sk-sandbox-canary-0123456789"
+CANARY = "canary-value-of-the-key-0123456789"
 
 
 def escapes(marker: Path) -> dict[str, str]:
