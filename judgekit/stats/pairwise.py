@@ -65,6 +65,12 @@ def _share_row(
     )  # fmt: skip
 
 
+def _dropped(counts: pd.Series) -> dict[str, object]:
+    """``n_dropped`` and ``dropped_reason`` from the counts of the rows left out, by reason."""
+    reason = "; ".join(f"{k}: {v}" for k, v in counts.items())
+    return {"n_dropped": int(counts.sum()), "dropped_reason": reason}
+
+
 def _groups(frame: pd.DataFrame, by: Sequence[str]) -> list[tuple[dict[str, object], pd.DataFrame]]:
     keys = [k for k in by if k in frame.columns]
     if not keys:
@@ -103,13 +109,9 @@ def position_consistency(
         kept = part.loc[judged]
         hits = (kept["outcome"] != PairOutcome.INCONSISTENT).to_numpy()
         dropped = part.loc[~judged, "outcome"].astype(str).value_counts()
-        rows.append(
-            _share_row(
-                hits, _units(kept, cluster), ci, "position consistency", **keys,
-                n_dropped=int(dropped.sum()),
-                dropped_reason="; ".join(f"{k}: {v}" for k, v in dropped.items()),
-            )
-        )  # fmt: skip
+        units = _units(kept, cluster)
+        method = "position consistency"
+        rows.append(_share_row(hits, units, ci, method, **keys, **_dropped(dropped)))
     return pd.DataFrame(rows)
 
 
@@ -140,13 +142,9 @@ def first_position_win_rate(
         hits = kept["verdict"].to_numpy() == first
         reasons = np.where(part.loc[~decisive, "verdict"] == "tie", "tie", "unparsed")
         dropped = pd.Series(reasons, dtype=str).value_counts()
-        rows.append(
-            _share_row(
-                hits, _units(kept, cluster), ci, "first-position win rate", **keys,
-                n_dropped=int(dropped.sum()),
-                dropped_reason="; ".join(f"{k}: {v}" for k, v in dropped.items()),
-            )
-        )  # fmt: skip
+        units = _units(kept, cluster)
+        method = "first-position win rate"
+        rows.append(_share_row(hits, units, ci, method, **keys, **_dropped(dropped)))
     return pd.DataFrame(rows)
 
 
