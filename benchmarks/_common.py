@@ -2,7 +2,7 @@
 
 Every script runs from the repository root as ``python3 -m benchmarks.<name>``, prints one or
 more markdown tables on stdout and, given ``--metrics PATH``, writes its headline numbers as
-JSON there (``judgekit.workflows.bench`` reads them to mark the targets met or missed).
+JSON there (``judgekit.cli.bench`` reads them to mark the targets met or missed).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Run from the repository root: ``python3 -m benchmarks.bench_batch_size``.
 
 The riddle rows are judged with each riddle rubric on the simulator (fixed 300 ms latency,
 8 requests in flight, no faults) with 1, 10 and 60 rows per request, through
-:func:`judgekit.workflows.batch_probe.batch_size_sensitivity`. Prompt tokens are the counts the
+:func:`judgekit.judging.batch_probe.batch_size_sensitivity`. Prompt tokens are the counts the
 endpoint reported, summed over distinct requests and divided by the items; "cached" is the part
 the endpoint reported as served from its prefix cache. Independent mode sends every batch as its
 own request (instructions repeated, concurrently); conversation mode sends the batches as
@@ -28,8 +28,8 @@ from benchmarks._common import (
     write_metrics,
 )
 from judgekit.engine import OpenAIJudge
+from judgekit.judging.batch_probe import batch_size_sensitivity
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.workflows.batch_probe import batch_size_sensitivity
 
 RUBRICS = ("riddle_accuracy", "riddle_reasoning")
 SIZES = (1, 10, 60)

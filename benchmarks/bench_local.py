@@ -29,8 +29,8 @@ from benchmarks._common import (
     write_metrics,
 )
 from judgekit.engine import judge
+from judgekit.judging.clients import local_judge_client
 from judgekit.local import LocalJudgeServer, LocalJudgeUnavailable
-from judgekit.workflows.clients import local_judge_client
 
 BATCH = 60
 BATCHES = 2

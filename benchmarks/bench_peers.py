@@ -1,7 +1,7 @@
 """judgekit side by side with a hand-written loop and with inspect_ai, on one simulated endpoint.
 
 Run from the repository root: ``python3 -m benchmarks.bench_peers``. The inspect_ai column
-needs ``pip install inspect-ai`` (``python3 -m judgekit.workflows.bench`` installs it when missing).
+needs ``pip install inspect-ai`` (``python3 -m judgekit.cli.bench`` installs it when missing).
 
 Every contender judges the same 600 riddle rows with the same accuracy prompt (the
 riddle_accuracy rubric's text) against a fresh simulator with the same settings: 300 ms per

@@ -95,22 +95,22 @@ _LOADS = {  # metric key -> row name
 }
 _LOAD_CODE = {
     "before": ("from judgekit.data.frames import read_frame\nf = read_frame({path!r})"),
-    "once": ("from judgekit.workflows.study import load_study\ns = load_study({path!r})"),
+    "once": ("from judgekit.study.folder import load_study\ns = load_study({path!r})"),
     "report": (
-        "from judgekit.workflows.study import load_study\ns = load_study({path!r}, replies=False)"
+        "from judgekit.study.folder import load_study\ns = load_study({path!r}, replies=False)"
     ),
 }
 
 _PLANS = {  # metric key -> (row name, code)
     "before": (
         "load_study(replies=False), as the parent did (before)",
-        "import judgekit.workflows.report\nfrom judgekit.workflows.study import load_study\n"
+        "import judgekit.reporting.report\nfrom judgekit.study.folder import load_study\n"
         "s = load_study({folder!r}, replies=False)\n"
         "s.judgments.groupby('request_hash')['item_id'].nunique().max()",
     ),
     "after": (
         "read_contents + plan_report (now)",
-        "from judgekit.workflows.report import plan_report, read_contents\n"
+        "from judgekit.reporting.report import plan_report, read_contents\n"
         "steps = plan_report(read_contents(__import__('pathlib').Path({folder!r})))",
     ),
 }

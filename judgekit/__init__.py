@@ -19,11 +19,11 @@ __version__ = "0.1.0"
 
 #: Each public name and the module it comes from.
 _EXPORTS: dict[str, str] = {
-    "judge_study": "judgekit.workflows.judge_study",
-    "load_study": "judgekit.workflows.study",
-    "Study": "judgekit.workflows.study",
+    "judge_study": "judgekit.judging.judge_study",
+    "load_study": "judgekit.study.folder",
+    "Study": "judgekit.study.folder",
     "read_table": "judgekit.data",
-    "study_items": "judgekit.workflows.items",
+    "study_items": "judgekit.study.items",
     "load_rubric": "judgekit.rubrics",
     "JudgeOptions": "judgekit.engine",
     "OpenAIJudge": "judgekit.engine",
@@ -38,11 +38,11 @@ if TYPE_CHECKING:
     from judgekit import stats
     from judgekit.data import read_table
     from judgekit.engine import JudgeOptions, OpenAIJudge, judge
+    from judgekit.judging.judge_study import judge_study
     from judgekit.rubrics import load_rubric
+    from judgekit.study.folder import Study, load_study
+    from judgekit.study.items import study_items
     from judgekit.types import UsageError
-    from judgekit.workflows.items import study_items
-    from judgekit.workflows.judge_study import judge_study
-    from judgekit.workflows.study import Study, load_study
 
 
 def __getattr__(name: str) -> Any:

@@ -2,6 +2,6 @@
 
 import sys
 
-from judgekit.workflows.cli import main
+from judgekit.cli.main import main
 
 sys.exit(main())

@@ -200,7 +200,7 @@ def test_reserved_options_are_refused(tmp_path: Path) -> None:
 
 def test_notebook_01_helper_judges_each_judge_in_batches_of_its_own(tmp_path: Path) -> None:
     from judgekit.engine import JudgeOptions
-    from judgekit.workflows.batch import judge_in_batches
+    from judgekit.judging.batch import judge_in_batches
 
     with run_simulator(SimulatorConfig(oracle=ORACLE, batch_delay_s=0.0)) as sim:
         clients = {

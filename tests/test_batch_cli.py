@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from judgekit import config
+from judgekit.cli.main import main
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.workflows.cli import main
 
 ITEMS = config.ROOT / "data" / "demo" / "riddles_demo.csv"
 # re-asks in every mode: half the replies lose rows

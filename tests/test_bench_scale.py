@@ -13,8 +13,8 @@ from benchmarks.bench_scale import (
     scale_items,
     size_metrics,
 )
+from judgekit.cli.bench_targets import TARGETS
 from judgekit.simulator import run_simulator
-from judgekit.workflows.bench_targets import TARGETS
 
 
 def test_windows_of_finished_requests_and_their_flatness() -> None:

@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 from test_study_walkthrough import ROWS
 
+from judgekit.cli.main import main
+from judgekit.sharing.export import MANIFEST, sha256_file
+from judgekit.sharing.verify import verify_bundle
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.workflows.bundle import MANIFEST, sha256_file
-from judgekit.workflows.cli import main
-from judgekit.workflows.verify import verify_bundle
 
 ITEMS = ROWS[:6]  # the README walkthrough's items: questions, answers, references, labels
 COLUMNS = ["ID", "Question", "Answer", "Ref_Answer", "Model", "human"]
@@ -116,7 +116,7 @@ def test_a_key_never_enters_a_bundle(study: Path, tmp_path: Path, offline: None)
         assert all(CANARY.encode() not in archive.read(name) for name in archive.namelist())
     (study / "notes.txt").write_text(f"my key is {CANARY}\n")
     with pytest.raises(Exception, match=r"notes.txt holds the value of \$OPENAI_API_KEY"):
-        from judgekit.workflows.bundle import export_study
+        from judgekit.sharing.export import export_study
 
         export_study(study, tmp_path / "leak.zip")
     assert not (tmp_path / "leak.zip").exists()
@@ -175,8 +175,8 @@ def test_a_changed_prompt_is_named(
         verified(root)
     )
     prompt.write_text(original)
-    from judgekit.workflows import verify
-    from judgekit.workflows.own_prompt import load_any_rubric
+    from judgekit.sharing import verify
+    from judgekit.study.own_prompt import load_any_rubric
 
     def edited_rubric(*args):  # the same rubric, one word of its instructions changed
         rubric = load_any_rubric(*args)
@@ -255,7 +255,7 @@ def test_verify_needs_no_network_at_all(study: Path, tmp_path: Path) -> None:
 def test_a_number_that_moved_with_a_library_version_is_reported_as_such(
     study: Path, tmp_path: Path, offline: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from judgekit.workflows import verify
+    from judgekit.sharing import verify
 
     root = unpacked(export(study, tmp_path / "study.zip"), tmp_path / "bundle")
     environment = json.loads((root / "environment.json").read_text())

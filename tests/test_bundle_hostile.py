@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from judgekit import config
+from judgekit.sharing.analysis_bundle import rerun_analysis
 from judgekit.types import UsageError
-from judgekit.workflows.analysis_bundle import rerun_analysis
 
 BUNDLE = config.DATA_DIR / "bundles" / "riddles-study"
 
@@ -57,8 +57,8 @@ def test_hostile_notebooks_in_a_bundle_are_never_run_and_change_no_verdict(
 ) -> None:
     import nbformat
 
-    from judgekit.workflows.bundle import MANIFEST, sha256_file, study_files
-    from judgekit.workflows.verify import verify_bundle
+    from judgekit.sharing.export import MANIFEST, sha256_file, study_files
+    from judgekit.sharing.verify import verify_bundle
 
     root = tmp_path / "bundle"
     shutil.copytree(BUNDLE, root)

@@ -25,13 +25,13 @@ import pytest
 from test_bundle import COLUMNS, ITEMS, judge_args, unpacked
 
 from judgekit import config
+from judgekit.cli.main import main
+from judgekit.reporting.html import REPORT_STEPS
+from judgekit.sharing import safety as bundle_safety
+from judgekit.sharing.export import MANIFEST, export_study, sha256_file, study_files
+from judgekit.sharing.verify import verify_bundle
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import UsageError
-from judgekit.workflows import bundle_safety
-from judgekit.workflows.bundle import MANIFEST, export_study, sha256_file, study_files
-from judgekit.workflows.cli import main
-from judgekit.workflows.html_report import REPORT_STEPS
-from judgekit.workflows.verify import verify_bundle
 
 KEY = "canary-safety-key-0123456789abcdef"
 
@@ -130,7 +130,7 @@ def test_verify_html_never_replaces_an_input_or_a_page_not_ours(
 def test_a_folder_export_that_fails_midway_leaves_nothing_behind(
     study: Path, tmp_path: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from judgekit.workflows import bundle
+    from judgekit.sharing import export as bundle
 
     def broken(*args: object) -> None:
         raise OSError(28, "No space left on device")
@@ -151,7 +151,7 @@ def test_sigterm_during_export_removes_the_scratch_copy_and_the_staged_folder(
     out.mkdir()
     script = (
         "import os, signal, sys\n"
-        "from judgekit.workflows import bundle\n"
+        "from judgekit.sharing import export as bundle\n"
         "def stop(*args):\n"
         "    os.kill(os.getpid(), signal.SIGTERM)\n"
         "bundle.write_prompts = stop\n"
@@ -214,7 +214,7 @@ def fake_report(study: Path, failed: str) -> None:
 def test_a_failed_step_stops_export_and_fails_verify_even_when_allowed(
     study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from judgekit.workflows import report
+    from judgekit.reporting import report
 
     failed = "05_distributions_and_bias"
     fake_report(study, failed)
@@ -319,7 +319,7 @@ def test_a_second_report_on_a_study_refuses_in_one_line(
 ) -> None:
     from filelock import FileLock
 
-    from judgekit.workflows.report_lock import LOCK_NAME
+    from judgekit.reporting.lock import LOCK_NAME
 
     with FileLock(study / LOCK_NAME):  # a first report, still running
         line = refused(["report", str(study)], capsys)
@@ -344,7 +344,7 @@ def test_verify_removes_its_scratch_copy_on_sigterm_and_refuses_a_link_out(
     folder = export_study(study, tmp_path / "bundle-folder")
     script = (
         "import io, os, signal, sys\n"
-        "from judgekit.workflows import verify\n"
+        "from judgekit.sharing import verify\n"
         "def stop(*args):\n"
         "    os.kill(os.getpid(), signal.SIGTERM)\n"
         "verify.check_files = stop\n"

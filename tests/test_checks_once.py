@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.engine import JudgeOptions, runner
+from judgekit.judging import judge as cli_judge
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.workflows import cli_judge
-from judgekit.workflows.cli import main
 
 
 @pytest.fixture

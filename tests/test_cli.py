@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from judgekit import config
+from judgekit.cli.main import main
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.workflows.cli import main
 
 DEMO = config.DATA_DIR / "demo" / "riddles_demo.csv"
 

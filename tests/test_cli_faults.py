@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.engine import store as store_module
+from judgekit.judging import run as judge_run
 from judgekit.simulator import run_simulator
-from judgekit.workflows import judge_run
-from judgekit.workflows.cli import main
 
 
 class _LoginPage(BaseHTTPRequestHandler):

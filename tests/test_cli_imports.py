@@ -14,7 +14,7 @@ HEAVY = ("seaborn", "matplotlib", "scipy", "ppi_py", "ipywidgets", "statsmodels"
 
 _PROGRAM = f"""
 import json, sys
-from judgekit.workflows.cli import main
+from judgekit.cli.main import main
 code = main(sys.argv[1:])
 print(json.dumps({{"code": code, "loaded": [m for m in {HEAVY!r} if m in sys.modules]}}))
 """

@@ -13,15 +13,15 @@ import pandas as pd
 import pytest
 from json_endpoint import JsonEndpoint
 
+from judgekit.cli.main import main
 from judgekit.data import DataError
 from judgekit.engine import JudgeOptions
+from judgekit.judging.clients import EndpointOptions
+from judgekit.judging.command import JudgeCommand
+from judgekit.judging.judge import execute
 from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.study.errors import RunFailed
 from judgekit.types import UsageError
-from judgekit.workflows.cli import main
-from judgekit.workflows.cli_judge import execute
-from judgekit.workflows.clients import EndpointOptions
-from judgekit.workflows.errors import RunFailed
-from judgekit.workflows.judge_command import JudgeCommand
 
 TRUTH = {"101": 5.0, "102": 0.0, "103": 3.0, "104": 5.0}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from judgekit import config
-from judgekit.workflows.cli import main
+from judgekit.cli.main import main
 
 ITEMS = "ID,Question,Answer,Ref_Answer,human\n1,Capital of France?,Paris,Paris,4\n2,2+2?,5,4,1\n"
 #: (case, arguments after `judgekit`, environment, text the one line must contain)

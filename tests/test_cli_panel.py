@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 from riddle_items import write_riddle_items
 
+from judgekit.cli.main import main
+from judgekit.sharing.verify import verify_bundle
 from judgekit.simulator import SimulatorConfig, SimulatorHandle, run_simulator
-from judgekit.workflows.cli import main
-from judgekit.workflows.label_map import apply_label_map, parse_label_map
-from judgekit.workflows.verify import verify_bundle
+from judgekit.study.label_map import apply_label_map, parse_label_map
 
 IDS = ["r1", "r2", "r3", "r4", "r5", "r6"]
 HUMAN = [5, 0, 3, 5, 0, 3]
@@ -338,8 +338,8 @@ def test_a_first_run_cut_short_resumes_in_its_folder_without_paying_again(
 
 
 def test_judges_are_written_as_provider_model_url_with_an_optional_label() -> None:
-    from judgekit.workflows.clients import EndpointOptions
-    from judgekit.workflows.panel import panel_from_entries, parse_judge
+    from judgekit.judging.clients import EndpointOptions
+    from judgekit.judging.panel import panel_from_entries, parse_judge
 
     limits = EndpointOptions(requests_per_minute=60.0)
     plain = parse_judge("ollama:llama3.1:8b", limits)  # a model name may hold a colon

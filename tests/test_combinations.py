@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from judgekit.reporting.combinations import selected
 from judgekit.types import UsageError
-from judgekit.workflows.combinations import selected
 
 
 def test_a_variant_or_run_not_judged_is_one_line_naming_what_was() -> None:

@@ -35,7 +35,7 @@ def local_server(tmp_path_factory):  # type: ignore[no-untyped-def]
 
 
 def test_local_judge_answers_a_two_turn_conversation(local_server, tmp_path) -> None:
-    from judgekit.workflows.clients import EndpointOptions, local_judge_client
+    from judgekit.judging.clients import EndpointOptions, local_judge_client
 
     rubric = load_rubric("riddle_accuracy")
     items = [

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.engine import OpenAIJudge
 from judgekit.engine.estimate import CostEstimate
 from judgekit.engine.tokens import estimate_message_tokens
+from judgekit.judging.clients import REMOTE_ENV_VARS
+from judgekit.judging.dry_run import PROBE_REQUESTS, Probe, clock, probe
 from judgekit.local import LOCAL_MODEL_ENV, bundled_model_path, missing_server_modules
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import ChatReply, ChatRequest, Usage
-from judgekit.workflows.cli import main
-from judgekit.workflows.clients import REMOTE_ENV_VARS
-from judgekit.workflows.dry_run import PROBE_REQUESTS, Probe, clock, probe
 
 REQUEST = ChatRequest(({"role": "user", "content": "Rate the answer 'Budapest' from 1 to 5."},))
 

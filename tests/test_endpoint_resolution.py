@@ -23,10 +23,10 @@ import pytest
 from judgekit import config
 from judgekit.engine import GENERIC, PROVIDERS, ProviderPreset
 from judgekit.engine.providers import PLACEHOLDER_KEY
+from judgekit.judging import clients
+from judgekit.judging.clients import EndpointOptions, check_endpoint, probe_endpoint
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import UsageError
-from judgekit.workflows import clients
-from judgekit.workflows.clients import EndpointOptions, check_endpoint, probe_endpoint
 
 PRESETS: list[ProviderPreset] = [*PROVIDERS.values(), GENERIC]
 KEY_VARIABLES = sorted({preset.api_key_env for preset in PRESETS} | {"OPENAI_API_KEY"})

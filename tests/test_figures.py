@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 
 from judgekit import config
 from judgekit.plots import save_figure
-from judgekit.workflows.paper import run_paper
+from judgekit.reporting.notebooks import run_paper
 
 FIGURE_PARAMS = config.PARAMS_DIR / "figures"
 STUDY_FIGURES = sorted((config.ROOT / "figures").glob("riddles_*.*"))  # the committed ones

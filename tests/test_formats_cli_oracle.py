@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from judgekit.cli.main import app
 from judgekit.rubrics import list_rubrics, load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.simulator.formats import fault_applies
-from judgekit.workflows.cli import app
 
 N_ITEMS = 6
 

@@ -16,7 +16,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from judgekit.workflows.html_report import REPORT_STEPS, sanitise, write_html_report
+from judgekit.reporting.html import REPORT_STEPS, sanitise, write_html_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -122,8 +122,8 @@ def test_the_page_reads_at_1280_px_and_runs_no_script(tmp_path: Path) -> None:
 
 @pytest.mark.notebooks
 def test_an_earlier_runs_outcome_never_passes_for_this_ones(tmp_path: Path) -> None:
-    from judgekit.workflows.errors import RunFailed
-    from judgekit.workflows.paper import NotebookRun, execute
+    from judgekit.reporting.notebooks import NotebookRun, execute
+    from judgekit.study.errors import RunFailed
 
     source = nbformat.v4.new_notebook()
     source.metadata["kernelspec"] = {

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgekit.workflows.cli import main
-from judgekit.workflows.import_command import ImportRequest, run_import
-from judgekit.workflows.study import load_study
+from judgekit.cli.main import main
+from judgekit.study.folder import load_study
+from judgekit.study.importing import ImportRequest, run_import
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 

@@ -42,7 +42,7 @@ def test_fastchat_single_scores_and_failed_ratings() -> None:
 
 def test_fastchat_judgments_read_again_by_a_rubric_marker() -> None:
     """With --format score_line and FastChat's marker the judgments are read as live replies."""
-    from judgekit.workflows.import_command import FormatReader
+    from judgekit.study.importing import FormatReader
 
     reader = FormatReader("score_line", "1-10", "Rating: [[N]]")
     result = _read("fastchat-single", "fastchat_gpt-4_single.jsonl", reader=reader)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.rubrics.imported import ImportedRubric
+from judgekit.study.folder import load_study
 from judgekit.types import Item, Scale, UsageError
-from judgekit.workflows.cli import main
-from judgekit.workflows.study import load_study
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 FASTCHAT = FIXTURES / "fastchat_gpt-4_single.jsonl"

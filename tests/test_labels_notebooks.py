@@ -19,8 +19,8 @@ import yaml
 from judgekit import config
 from judgekit.data import read_frame, read_table
 from judgekit.labels import write_labels_table
+from judgekit.reporting.notebooks import run_parameter_set
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.workflows.paper import run_parameter_set
 
 pytestmark = pytest.mark.notebooks
 

@@ -9,7 +9,7 @@ import pytest
 from test_panel_report import panel_study
 
 from judgekit import config
-from judgekit.workflows.paper import NotebookRun, execute
+from judgekit.reporting.notebooks import NotebookRun, execute
 
 pytestmark = pytest.mark.notebooks
 

@@ -25,6 +25,7 @@ import pytest
 from judgekit import config
 from judgekit.data import items_from_frame, read_table
 from judgekit.engine import judge
+from judgekit.judging.clients import default_judge_client, local_judge_client
 from judgekit.local import (
     LOCAL_MODEL_ENV,
     LocalJudgeServer,
@@ -35,7 +36,6 @@ from judgekit.local import (
 )
 from judgekit.rubrics import list_rubrics, load_rubric
 from judgekit.types import Criterion, Item, Status
-from judgekit.workflows.clients import default_judge_client, local_judge_client
 
 pytestmark = pytest.mark.local
 
@@ -267,7 +267,7 @@ def _ignore_sigint() -> None:
 def test_serve_local_command_stops_on_ctrl_c(tmp_path: Path) -> None:
     # Started with SIGINT ignored, as a background job or some CI runners start it: the
     # command must install its own handler, or Ctrl-C would never stop it.
-    script = "from judgekit.workflows.clients import serve_local_command; serve_local_command()"
+    script = "from judgekit.judging.clients import serve_local_command; serve_local_command()"
     command = subprocess.Popen(
         [sys.executable, "-c", script],
         stdout=subprocess.PIPE,

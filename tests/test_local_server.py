@@ -10,6 +10,7 @@ import pytest
 from judgekit import config
 from judgekit.data import items_from_frame, read_table
 from judgekit.engine import OpenAIJudge, judge
+from judgekit.judging.clients import default_judge_client, remote_endpoint_configured
 from judgekit.local import (
     LOCAL_MODEL_ENV,
     LocalJudgeServer,
@@ -22,7 +23,6 @@ from judgekit.local import model as local_model
 from judgekit.local import server as local_server
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.workflows.clients import default_judge_client, remote_endpoint_configured
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ import yaml
 
 from judgekit import config
 from judgekit.data import read_table
+from judgekit.reporting.notebooks import load_parameter_set, run_paper, run_parameter_set
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.workflows.paper import load_parameter_set, run_paper, run_parameter_set
 
 NOTEBOOKS = sorted(config.NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 CANARY = "canary-key-7f3a9c0e5b1d4e2f8a6c"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from judgekit import config
-from judgekit.workflows.cli import main
+from judgekit.cli.main import main
 
 
 def test_the_notebooks_are_copied_with_their_parameters_cell(

@@ -10,7 +10,7 @@ import pytest
 
 from judgekit.data import DataError
 from judgekit.stats.agreement import cohen_kappa
-from judgekit.workflows.study import figure_notes, open_report
+from judgekit.study.folder import figure_notes, open_report
 
 
 def _long(judge: list[float], human: list[float]) -> pd.DataFrame:

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from judgekit import config
-from judgekit.workflows import paper
+from judgekit.reporting import notebooks as paper
 
 
 def test_scrub_withholds_secret_names_and_values(monkeypatch: pytest.MonkeyPatch) -> None:

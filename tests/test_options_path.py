@@ -17,18 +17,19 @@ from typing import Any
 import pytest
 import typer
 
+from judgekit.cli import judge_options as cli_judge_options
+from judgekit.cli.main import app, main
 from judgekit.engine import JudgeOptions
-from judgekit.types import UsageError
-from judgekit.workflows import cli_judge, cli_judge_options
-from judgekit.workflows.cli import app, main
-from judgekit.workflows.clients import (
+from judgekit.judging import judge as cli_judge
+from judgekit.judging.clients import (
     LIMIT_FLAGS,
     EndpointOptions,
     local_judge_client,
     planning_client,
 )
-from judgekit.workflows.judge_command import JudgeCommand, judge_settings
-from judgekit.workflows.panel import LIMIT_KEYS, panel_from_entries
+from judgekit.judging.command import JudgeCommand, judge_settings
+from judgekit.judging.panel import LIMIT_KEYS, panel_from_entries
+from judgekit.types import UsageError
 
 OBJECTS = {"judging": JudgeOptions, "endpoint": EndpointOptions, "command": JudgeCommand}
 #: JudgeCommand fields that hold the other two objects, or are not typed by the user.

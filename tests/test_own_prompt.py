@@ -22,10 +22,10 @@ import pytest
 from json_endpoint import JsonEndpoint
 
 from judgekit import config
+from judgekit.cli.main import main
 from judgekit.engine import JudgeOptions, OpenAIJudge, judge
 from judgekit.rubrics import load_rubric
 from judgekit.types import Item
-from judgekit.workflows.cli import main
 
 EXAMPLE = Path(__file__).parent / "fixtures" / "own_prompt"
 PROMPT = EXAMPLE / "mt_bench_single.txt"

@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.rubrics.placeholders import PromptTemplate, PromptTemplateError
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.simulator.server import SimulatorHandle
-from judgekit.workflows.cli import main
 
 PROMPT = "Question: {question}\nAnswer: {answer}\nRate it from 1 to 5 and end with Rating: [[N]]."
 SETTINGS = "output_format: score_line\nscale: {range: [1, 5]}\nscore_marker: 'Rating: [[N]]'\n"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import Item
-from judgekit.workflows.cli import main
 
 SETTINGS = "output_format: score_line\nscale: {range: [1, 5]}\nscore_marker: 'Rating: [[N]]'\n"
 ITEM = Item("1", {"Question": "Q?", "Answer": "A."})

@@ -14,10 +14,10 @@ matplotlib.use("Agg")
 
 from judgekit import config, plots
 from judgekit.data import write_table
+from judgekit.reporting.notebooks import NotebookRun, execute
+from judgekit.reporting.report import plan_report, read_contents
+from judgekit.study.folder import load_study
 from judgekit.types import JUDGMENT_COLUMNS
-from judgekit.workflows.paper import NotebookRun, execute
-from judgekit.workflows.report import plan_report, read_contents
-from judgekit.workflows.study import load_study
 
 LEVELS = (1.0, 2.0, 3.0, 4.0)
 

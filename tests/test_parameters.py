@@ -12,7 +12,7 @@ import papermill
 import pytest
 
 from judgekit import config
-from judgekit.workflows.parameters import ParameterError, check_parameters
+from judgekit.study.parameters import ParameterError, check_parameters
 
 DECLARED = {"judgments_path": str, "run": int, "threshold": float, "own_models": dict}
 
@@ -81,7 +81,7 @@ def test_judgekit_paper_with_a_typo_in_a_parameter_file_is_one_line(tmp_path: Pa
 def test_a_parameter_name_carrying_code_or_of_the_wrong_type_is_refused_before_a_write(
     tmp_path: Path,
 ) -> None:
-    from judgekit.workflows.paper import NotebookRun, execute
+    from judgekit.reporting.notebooks import NotebookRun, execute
 
     notebook = config.NOTEBOOKS_DIR / "03_run_consistency.ipynb"
     marker = tmp_path / "pwned"
@@ -101,8 +101,8 @@ def test_a_parameter_name_carrying_code_or_of_the_wrong_type_is_refused_before_a
 
 
 def test_a_run_name_is_never_a_path() -> None:
+    from judgekit.reporting.notebooks import notebook_for
     from judgekit.types import UsageError
-    from judgekit.workflows.paper import notebook_for
 
     for name in ("../../tmp/evil", "/tmp/evil", "03_run_consistency/../x", "03_x\n"):
         with pytest.raises(UsageError, match="not a notebook run name"):

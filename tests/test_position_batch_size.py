@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 from judgekit.engine import OpenAIJudge
+from judgekit.judging.batch_probe import batch_size_sensitivity
 from judgekit.plots.position import plot_batch_size, plot_position_effect
 from judgekit.plots.save import save_figure
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.stats.position import position_profile
 from judgekit.types import Item
-from judgekit.workflows.batch_probe import batch_size_sensitivity
 
 matplotlib.use("Agg")
 

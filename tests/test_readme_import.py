@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from judgekit import config
-from judgekit.workflows.cli import main
+from judgekit.cli.main import main
 
 
 def readme_import_commands() -> list[list[str]]:

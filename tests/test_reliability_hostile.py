@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 from json_endpoint import JsonEndpoint
 
+from judgekit.cli.main import main
 from judgekit.data import atomic, read_frame, write_table
 from judgekit.data.frames import SpreadsheetFormulaWarning
 from judgekit.engine import JudgeCallError, OpenAIJudge, ResponseStore
@@ -31,7 +32,6 @@ from judgekit.engine.client import SERVER_ERROR_LIMIT
 from judgekit.engine.providers import hide_url_credentials, url_credentials
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import ChatRequest, Status, UsageError
-from judgekit.workflows.cli import main
 
 
 class _Quiet(ThreadingHTTPServer):

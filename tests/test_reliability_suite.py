@@ -81,9 +81,9 @@ from pathlib import Path
 from judgekit.data import items_from_frame, read_table
 from judgekit.engine import OpenAIJudge, judge
 from judgekit.engine import JudgeOptions
-from judgekit.workflows.cli_judge import execute
-from judgekit.workflows.judge_command import JudgeCommand
-from judgekit.workflows.clients import EndpointOptions
+from judgekit.judging.judge import execute
+from judgekit.judging.command import JudgeCommand
+from judgekit.judging.clients import EndpointOptions
 from judgekit.rubrics import load_rubric
 
 base_url, folder, items_path = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.workflows.bench import BenchResult, render, run_benchmarks
+from judgekit.cli.bench import BenchResult, render, run_benchmarks
 
 PEERS_TABLE = "| contender | wall s |\n|---|---|\n| judgekit | 1.4 |"
 
@@ -131,7 +131,7 @@ def test_a_section_without_metrics_keeps_its_target_row() -> None:
 def test_the_hour_long_benchmark_runs_only_when_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from judgekit.workflows import bench
+    from judgekit.cli import bench
 
     ran: list[str] = []
     monkeypatch.setattr(bench, "run_script", lambda name: ran.append(name) or _result(name, {}))

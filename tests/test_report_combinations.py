@@ -19,9 +19,9 @@ import pytest
 from riddle_items import write_riddle_items
 from sklearn.metrics import cohen_kappa_score
 
+from judgekit.cli.main import main
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, SimulatorHandle, run_simulator
-from judgekit.workflows.cli import main
 
 RUBRICS = {"riddle_accuracy": "Human_Accuracy", "riddle_reasoning": "Human_Reasoning"}
 VARIANTS = ("base", "paraphrase_1")

@@ -13,11 +13,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from judgekit.cli.main import main
+from judgekit.reporting import notebooks as paper
+from judgekit.reporting.report import run_report
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.workflows import paper
-from judgekit.workflows.cli import main
-from judgekit.workflows.errors import RunFailed
-from judgekit.workflows.report import run_report
+from judgekit.study.errors import RunFailed
 
 
 @pytest.fixture

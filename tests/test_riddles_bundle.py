@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from judgekit import config
-from judgekit.workflows.bundle import MANIFEST, sha256_file
-from judgekit.workflows.verify import verify_bundle
+from judgekit.sharing.export import MANIFEST, sha256_file
+from judgekit.sharing.verify import verify_bundle
 
 BUNDLE = config.DATA_DIR / "bundles" / "riddles-study"
 

@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.simulator import SimulatorConfig, SimulatorHandle, run_simulator
-from judgekit.workflows.cli import main
-from judgekit.workflows.label import LabelOptions, label_session
-from judgekit.workflows.study import load_study
+from judgekit.study.folder import load_study
+from judgekit.study.labelling import LabelOptions, label_session
 
 N_ITEMS = 12
 KEY = "sim-key-for-scenarios"

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from judgekit import config
+from judgekit.cli.main import main
 from judgekit.rubrics import list_rubrics, load_rubric
-from judgekit.workflows.cli import main
 
 TEXT = {
     "Question": "Which river is the longest in Hungary?",

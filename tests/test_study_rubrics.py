@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.rubrics import PromptRubric, load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.study.folder import StudyFolder, load_study
+from judgekit.study.record import keep_rubric
+from judgekit.study.rubrics import study_rubric
 from judgekit.types import UsageError
-from judgekit.workflows.cli import main
-from judgekit.workflows.replay import keep_rubric
-from judgekit.workflows.study import StudyFolder, load_study
-from judgekit.workflows.study_rubrics import study_rubric
 
 PROMPT = (
     "You judge whether each answer is factually accurate, on a scale of 1 to 4.\n"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.rubrics import load_rubric
 from judgekit.rubrics.environment import RUBRICS_DIR, TemplateRefused
 from judgekit.types import Item, UsageError
-from judgekit.workflows.cli import main
 
 CANARY = "canary-value-of-the-key-0123456789"
 

@@ -15,9 +15,9 @@ from judgekit.data import read_table, write_table
 from judgekit.labels.table import describe_human_labels, label_conflicts, read_labels_table
 from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
+from judgekit.study.folder import load_study, own_models_setting
+from judgekit.study.items import item_context, study_items
 from judgekit.types import JUDGMENT_COLUMNS, UsageError
-from judgekit.workflows.items import item_context, study_items
-from judgekit.workflows.study import load_study, own_models_setting
 
 ITEMS = (
     "ID,Question,Answer,Reference answer,Model,Topic,Human_Factual\n"

@@ -4,7 +4,7 @@ Each adapter is registered by name (:func:`register`) and reads its source files
 :class:`Imported`: the judgments (:data:`judgekit.types.JUDGMENT_COLUMNS` plus ``judge``,
 the item context and the sample counts of :func:`judgekit.importers.rows.judgments_table`),
 the items and, where the source has them, human labels. ``judgekit import --from NAME``
-(:mod:`judgekit.workflows.import_command`) writes them into a study folder. Importers sit
+(:mod:`judgekit.study.importing`) writes them into a study folder. Importers sit
 beside the engine: they may read data, formats and rubrics, never call a judge.
 """
 

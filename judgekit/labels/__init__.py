@@ -1,7 +1,7 @@
 """The human side of validation: choose what to label, label blind, compare, correct, record.
 
-Layer: above :mod:`judgekit.stats` and :mod:`judgekit.plots`, below the workflows. The widget
-(:class:`~judgekit.labels.widget.LabelWidget`) is imported from its module so that the rest
+Layer: above :mod:`judgekit.stats` and :mod:`judgekit.plots`, below :mod:`judgekit.study`. The
+widget (:class:`~judgekit.labels.widget.LabelWidget`) is imported from its module so that the rest
 runs without a front end.
 """
 

@@ -1,6 +1,6 @@
 """The offline judge's server: llama.cpp with a small bundled model (a plumbing check).
 
-Choosing between it and a remote endpoint is a workflow: :mod:`judgekit.workflows.clients`.
+Choosing between it and a remote endpoint is a workflow: :mod:`judgekit.judging.clients`.
 """
 
 from judgekit.local.model import (

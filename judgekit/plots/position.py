@@ -100,7 +100,7 @@ def plot_batch_size(
 
     Args:
         sensitivity: One row per batch size (and group), as
-            :func:`judgekit.workflows.batch_probe.batch_size_sensitivity` returns.
+            :func:`judgekit.judging.batch_probe.batch_size_sensitivity` returns.
         size: Batch-size column.
         kappa: Agreement column.
         low: Lower CI bound of the agreement.

@@ -1,6 +1,6 @@
 """One ``judge()`` table in a few numbers: agreement with humans, failure rates, token use.
 
-The batch-size probe (:mod:`judgekit.workflows.batch_probe`) compares these numbers across
+The batch-size probe (:mod:`judgekit.judging.batch_probe`) compares these numbers across
 batch sizes.
 """
 

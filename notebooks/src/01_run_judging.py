@@ -44,17 +44,17 @@ from IPython.display import display
 from judgekit import config
 from judgekit.data import read_table, write_id_score_csv, write_table
 from judgekit.data.tidy import final_verdicts, write_judgments
+from judgekit.judging.batch import judge_in_batches
+from judgekit.judging.command import judge_settings
+from judgekit.judging.panel import check_panel, panel_from_entries
+from judgekit.judging.panel_run import judge_panel, panel_clients
 from judgekit.rubrics import load_rubric
 from judgekit.stats.status import status_summary
+from judgekit.study.accumulate import score_file
+from judgekit.study.folder import StudyFolder
+from judgekit.study.items import human_labels, study_items, with_context
+from judgekit.study.parameters import check_parameters
 from judgekit.types import JUDGMENT_COLUMNS, Status
-from judgekit.workflows.accumulate import score_file
-from judgekit.workflows.batch import judge_in_batches
-from judgekit.workflows.items import human_labels, study_items, with_context
-from judgekit.workflows.judge_command import judge_settings
-from judgekit.workflows.panel import check_panel, panel_from_entries
-from judgekit.workflows.panel_run import judge_panel, panel_clients
-from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import StudyFolder
 
 check_parameters(globals(), "01_run_judging")  # stops at an unknown parameter
 

@@ -34,13 +34,13 @@ from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import HUMAN, VERDICT_KEYS, rater_table, shared_scored_items
 from judgekit.labels.table import describe_human_labels, label_conflicts
+from judgekit.reporting.combinations import combinations, label, selected
 from judgekit.stats import CI, Columns
 from judgekit.stats.agreement import agreement_rates, cohen_kappa
 from judgekit.stats.confusion import confusion_table
 from judgekit.stats.protocol import seed004_report
-from judgekit.workflows.combinations import combinations, label, selected
-from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import figure_notes, load_study, open_report
+from judgekit.study.folder import figure_notes, load_study, open_report
+from judgekit.study.parameters import check_parameters
 
 check_parameters(globals(), "02_human_agreement")  # stops at an unknown parameter
 

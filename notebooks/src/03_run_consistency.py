@@ -30,11 +30,11 @@ from IPython.display import display
 from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import rater_table, shared_scored_items
+from judgekit.reporting.combinations import combinations, label, selected
 from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import run_consistency
-from judgekit.workflows.combinations import combinations, label, selected
-from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import figure_notes, open_report
+from judgekit.study.folder import figure_notes, open_report
+from judgekit.study.parameters import check_parameters
 
 check_parameters(globals(), "03_run_consistency")  # stops at an unknown parameter
 

@@ -29,11 +29,11 @@ from IPython.display import display
 from judgekit import plots
 from judgekit.data import write_table
 from judgekit.data.tidy import rater_table, shared_scored_items
+from judgekit.reporting.combinations import combinations, label, selected
 from judgekit.stats import CI, Columns
 from judgekit.stats.consistency import paraphrase_sensitivity
-from judgekit.workflows.combinations import combinations, label, selected
-from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import figure_notes, open_report
+from judgekit.study.folder import figure_notes, open_report
+from judgekit.study.parameters import check_parameters
 
 check_parameters(globals(), "04_paraphrase_sensitivity")  # stops at an unknown parameter
 

@@ -29,13 +29,13 @@ from judgekit.data.tidy import (
     rater_table,
     with_human_score,
 )
+from judgekit.reporting.combinations import each_with_human, selected
 from judgekit.stats import Columns
 from judgekit.stats.bias import BIAS_COLUMNS, length_bias, self_preference
 from judgekit.stats.coverage import score_coverage
 from judgekit.stats.significance import adjust_p
-from judgekit.workflows.combinations import each_with_human, selected
-from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import figure_notes, open_report
+from judgekit.study.folder import figure_notes, open_report
+from judgekit.study.parameters import check_parameters
 
 check_parameters(globals(), "05_distributions_and_bias")  # stops at an unknown parameter
 

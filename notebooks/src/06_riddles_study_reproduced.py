@@ -51,8 +51,8 @@ from judgekit.stats.bias_panel import PANEL_METHODS, panel_self_preference
 from judgekit.stats.confusion import confusion_table
 from judgekit.stats.multirater import krippendorff_alpha
 from judgekit.stats.significance import adjust_p
-from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import output_folders
+from judgekit.study.folder import output_folders
+from judgekit.study.parameters import check_parameters
 
 check_parameters(globals(), "06_riddles_study_reproduced")  # stops at an unknown parameter
 

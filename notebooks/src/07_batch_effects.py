@@ -41,14 +41,14 @@ from IPython.display import display
 
 from judgekit import config, plots
 from judgekit.data import read_table, write_table
+from judgekit.judging.batch_probe import batch_size_sensitivity
+from judgekit.judging.clients import EndpointOptions, default_judge_client
+from judgekit.reporting.combinations import combinations, label, selected
 from judgekit.stats import CI, Columns, leniency_drift_verdict, position_effects, position_profile
 from judgekit.stats.significance import adjust_p
-from judgekit.workflows.batch_probe import batch_size_sensitivity
-from judgekit.workflows.clients import EndpointOptions, default_judge_client
-from judgekit.workflows.combinations import combinations, label, selected
-from judgekit.workflows.items import study_items
-from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import open_report
+from judgekit.study.folder import open_report
+from judgekit.study.items import study_items
+from judgekit.study.parameters import check_parameters
 
 check_parameters(globals(), "07_batch_effects")  # stops at an unknown parameter
 

@@ -50,10 +50,10 @@ from judgekit.plots import plot_planner, plot_ppi_study
 from judgekit.riddles import riddles_v2_wide
 from judgekit.stats import CI, corrected_means, coverage_summary, plan_kappa_halfwidth, ppi_coverage
 from judgekit.stats.agreement import cohen_kappa
+from judgekit.study.folder import figure_notes, open_report
+from judgekit.study.labelling import labelling_items, study_items, study_plan
+from judgekit.study.parameters import check_parameters
 from judgekit.types import UsageError
-from judgekit.workflows.label import labelling_items, study_items, study_plan
-from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import figure_notes, open_report
 
 check_parameters(globals(), "08_human_labels")  # stops at an unknown parameter
 

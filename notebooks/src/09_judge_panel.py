@@ -41,6 +41,7 @@ from IPython.display import display
 from judgekit import config, plots
 from judgekit.data import write_table
 from judgekit.data.tidy import HUMAN, rater_table
+from judgekit.reporting.combinations import combinations, label, selected
 from judgekit.riddles import RIDDLE_LABEL_SCALES, load_riddles_v2_scores
 from judgekit.stats import (
     CI,
@@ -57,9 +58,8 @@ from judgekit.stats import (
     with_juries,
 )
 from judgekit.stats.bias_panel import PANEL_METHODS
-from judgekit.workflows.combinations import combinations, label, selected
-from judgekit.workflows.parameters import check_parameters
-from judgekit.workflows.study import figure_notes, load_study, output_folders
+from judgekit.study.folder import figure_notes, load_study, output_folders
+from judgekit.study.parameters import check_parameters
 
 check_parameters(globals(), "09_judge_panel")  # stops at an unknown parameter
 

@@ -1,0 +1,1 @@
+"""Judging a study: the command checked once, clients, panels, own prompts, the Batch API."""

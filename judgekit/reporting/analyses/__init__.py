@@ -1,0 +1,23 @@
+"""The report's steps as functions: ``ANALYSES[notebook](study, **parameters) -> Analysis``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from judgekit.reporting.analysis import Analysis
+
+#: Each report step's function by its notebook's name (each module registers its own).
+ANALYSES: dict[str, Callable[..., Analysis]] = {}
+
+
+def step(notebook: str) -> Callable[[Callable[..., Analysis]], Callable[..., Analysis]]:
+    """Register the decorated function as the analysis of ``notebook``."""
+
+    def register(function: Callable[..., Analysis]) -> Callable[..., Analysis]:
+        ANALYSES[notebook] = function
+        return function
+
+    return register
+
+
+__all__ = ["ANALYSES", "Analysis", "step"]

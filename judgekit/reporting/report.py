@@ -1,0 +1,338 @@
+"""``judgekit report DIR``: run the analysis notebooks on a study folder.
+
+Parameters are derived from what the folder holds; a notebook whose inputs are absent is
+skipped with a one-line reason. Executed notebooks go to ``DIR/report/``, their tables to
+``DIR/report/tables/`` and figures to ``DIR/report/figures/``. ``DIR/report/steps.json``
+holds each notebook's parameters and ``status``: ``skipped`` (with the reason in
+``skipped``), ``ran`` (with ``skipped_parts``, the one line the notebook printed for each part
+that did not apply to the study) or ``failed`` (with the ``error``). The human labels (the
+items' label column and the labelling tool's ``labels.csv``, one table) are read by each
+notebook from the folder; the labelling analysis (notebook 08) runs once ``judgekit label``
+has made a plan and someone labelled. The notebooks are the checkout's, or the copy an
+installed wheel carries (:func:`judgekit.config.shipped`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from judgekit import config
+from judgekit.data.atomic import atomic_write_text
+from judgekit.data.tidy import JUDGE
+from judgekit.labels.table import LABELLING_TOOL
+from judgekit.reporting.combinations import KEYS, label
+from judgekit.reporting.html import REPORT_STEPS
+from judgekit.reporting.lock import one_report_at_a_time
+from judgekit.study.errors import RunFailed
+from judgekit.study.folder import (
+    StudyFolder,
+    own_models_setting,
+    read_settings,
+    reference_labels,
+    study_human_labels,
+)
+from judgekit.study.rubrics import study_rubric
+from judgekit.types import Status, UsageError
+
+
+@dataclass(frozen=True)
+class ReportStep:
+    """One notebook of the report: its parameters and what it covers, or why it is skipped.
+
+    ``covers`` lists what the notebook's tables and figures are computed for: one entry per
+    combination it compares within (e.g. notebook 03's ``rubric, judge, variant`` with the
+    ``runs`` compared), so ``steps.json`` and the HTML page say which table is which.
+    """
+
+    notebook: str
+    parameters: dict[str, Any]
+    skipped: str = ""
+    covers: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class StudyContents:
+    """What the report is planned from, read without loading the study.
+
+    Attributes:
+        folder: The study folder.
+        judged: One row per (rubric, variant, judge, run) judged, in the order judged.
+        batched: Whether some request held two or more items (a row at position 1 or later).
+        labelled: The rubrics with a human label to compare the judges with.
+        labels_source: Which rater the judges are compared with, and how many labels
+            (:func:`~judgekit.study.folder.reference_labels`; ``""``: none).
+        tool_labels: Whether the labelling tool's ``labels.csv`` holds labels.
+        settings: The study's ``settings.json``.
+    """
+
+    folder: StudyFolder
+    judged: pd.DataFrame
+    batched: bool
+    labelled: frozenset[str]
+    labels_source: str
+    tool_labels: bool
+    settings: dict[str, Any]
+
+    def combinations(self, keys: Sequence[str] = KEYS) -> pd.DataFrame:
+        """The distinct combinations of ``keys`` judged, in the order judged."""
+        return self.judged[list(keys)].drop_duplicates().reset_index(drop=True)
+
+
+def _columns(source: Path, wanted: Sequence[str]) -> pa.Table:
+    """The ``wanted`` columns the judgments table has, text dictionary-encoded (bytes a row)."""
+    if source.suffix == ".parquet":
+        names = pq.read_schema(source).names
+        columns = [c for c in wanted if c in names]
+        text = [c for c in columns if c not in ("run", "position")]
+        return pq.read_table(source, columns=columns, read_dictionary=text)
+    frame = pd.read_csv(source, usecols=lambda c: c in wanted, encoding="utf-8-sig")
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def judgments_file(folder: StudyFolder) -> Path:
+    """The study's judgments table (Parquet, else CSV).
+
+    Raises:
+        UsageError: If the folder holds neither.
+    """
+    source = next((p for p in (folder.judgments, folder.judgments_csv) if p.is_file()), None)
+    if source is None:
+        raise UsageError(
+            f"{folder.root}: no judgments.parquet or judgments.csv; run `judgekit judge`"
+        )
+    return source
+
+
+def answer_models(folder: StudyFolder) -> set[str]:
+    """The models whose answers the study judged (its ``answer_model`` column; one column read)."""
+    table = _columns(judgments_file(folder), ["answer_model"])
+    if "answer_model" not in table.column_names:
+        return set()
+    return {str(m) for m in table["answer_model"].unique().to_pylist() if m is not None}
+
+
+def read_contents(root: Path) -> StudyContents:
+    """Read what :func:`plan_report` needs without loading the study.
+
+    Six columns of the judgments table, none of them a reply or an ID (what was judged, and
+    ``position``: whether a request held several items), and the human labels' tables.
+
+    Raises:
+        UsageError: If the folder holds no judgments table.
+    """
+    folder = StudyFolder(root)
+    table = _columns(judgments_file(folder), [*KEYS, "model", "status", "position"])
+    table = table.filter(pc.not_equal(table["status"].cast(pa.string()), Status.UNKNOWN_ID.value))
+    if JUDGE not in table.column_names:  # judged before panels: the model names the judge
+        table = table.append_column(JUDGE, table["model"])
+    keys = table.select(list(KEYS)).to_pandas().drop_duplicates()  # still dictionary-encoded
+    combos = keys.astype({k: int if k == "run" else str for k in KEYS}).drop_duplicates()
+    positions = pc.max(table["position"]).as_py() if "position" in table.column_names else None
+    human = study_human_labels(folder)
+    scored = human[human["status"].astype(str) == Status.OK.value]
+    _, labels_source = reference_labels(human, pd.DataFrame(columns=["item_id"]))
+    return StudyContents(
+        folder,
+        combos.reset_index(drop=True),
+        bool(positions is not None and positions > 0),
+        frozenset(scored["rubric"].astype(str)),
+        labels_source,
+        bool((scored["source"] == LABELLING_TOOL).any()),
+        read_settings(folder),
+    )
+
+
+def _records(frame: pd.DataFrame) -> tuple[dict[str, Any], ...]:
+    return tuple(
+        {str(k): int(v) if k == "run" else v for k, v in row.items()}
+        for row in frame.to_dict("records")
+    )
+
+
+def _compared(contents: StudyContents, keys: list[str], over: str) -> tuple[dict[str, Any], ...]:
+    """Each combination of ``keys`` judged with two or more values of ``over`` (and those)."""
+    combos = contents.combinations()
+    grouped = combos.groupby(keys, sort=False)[over].agg(lambda v: sorted(set(v)))
+    wide = grouped[grouped.map(len) >= 2]
+    plural = f"{over}s" if over != "run" else "runs"
+    return tuple(
+        {**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
+         plural: [int(v) if over == "run" else str(v) for v in values]}
+        for key, values in wide.items()
+    )  # fmt: skip
+
+
+def plan_report(contents: StudyContents) -> list[ReportStep]:
+    """The notebooks to run on the study, with parameters, in order (skips say why).
+
+    Every notebook covers every (rubric, variant, judge, run) judged into the study that it can
+    analyse (``variant=""``, ``run=0``: all of them); ``covers`` lists them.
+    """
+    base = {"judgments_path": str(contents.folder.judgments)}
+    tables = "tables/"
+    combos = contents.combinations()
+    labelled = combos[combos["rubric"].isin(contents.labelled)]
+    runs = _compared(contents, ["rubric", JUDGE, "variant"], "run")
+    variants = _compared(contents, ["rubric", JUDGE, "run"], "variant")
+    panels = tuple(
+        c for c in _compared(contents, ["rubric", "variant", "run"], JUDGE)
+        if c["rubric"] in contents.labelled
+    )  # fmt: skip
+    no_labels = "no human labels in the study (see README, labels)"
+    judges = int(combos[JUDGE].nunique())
+    panel_skip = "" if judges >= 2 else f"needs two or more judges (judged {judges}; pass --judge)"
+    if not panel_skip and not panels:
+        panel_skip = no_labels if labelled.empty else "no rubric was judged by two judges"
+    most_runs = int(combos.groupby(["rubric", JUDGE, "variant"])["run"].nunique().max())
+    tool = contents.folder.labelling_plan.is_file() and contents.tool_labels
+    every = {"variant": "", "run": 0}
+    return [
+        ReportStep(
+            "02_human_agreement",
+            {**base, **every, "output_dir": tables + "human_agreement"},
+            "" if len(labelled) else no_labels, _records(labelled),
+        ),
+        ReportStep(
+            "03_run_consistency",
+            {**base, "variant": "", "output_dir": tables + "run_consistency"},
+            "" if runs else f"needs two or more runs (judged {most_runs}; pass --runs 3)", runs,
+        ),
+        ReportStep(
+            "04_paraphrase_sensitivity",
+            {**base, "run": 0, "output_dir": tables + "paraphrase_sensitivity"},
+            "" if variants else "needs two or more prompt variants (pass --variant)", variants,
+        ),
+        ReportStep(
+            "05_distributions_and_bias",
+            {**base, "run": 0, "own_models": contents.settings.get("own_models", {}),
+             "output_dir": tables + "distributions_and_bias"},
+            "", _records(combos),
+        ),
+        ReportStep(
+            "06_riddles_study_reproduced",
+            {},
+            "reproduces the published riddles study, not this one (see `judgekit paper`)",
+        ),
+        ReportStep(
+            "07_batch_effects",
+            {**base, "rubric": "", **every, "batch_sizes": [],
+             "output_dir": tables + "batch_effects"},
+            "" if contents.batched else "every request held one item: no position within a batch",
+            _records(contents.combinations(["rubric", "variant", "run", JUDGE])),
+        ),
+        ReportStep(
+            "08_human_labels",
+            {**base, "coverage_check": "study", "output_dir": tables + "human_labels"},
+            "" if tool else
+            "no labels from the labelling tool (`judgekit label STUDY --labeller NAME`)",
+        ),
+        ReportStep(
+            "09_judge_panel",
+            {**base, **every, "output_dir": tables + "judge_panel"},
+            panel_skip, panels,
+        ),
+    ]  # fmt: skip
+
+
+def skipped_parts(notebook: Path) -> list[str]:
+    """The lines an executed notebook printed for each part it skipped (``skipped ...: why``)."""
+    import nbformat
+
+    lines = []
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                text = str(output.get("text", ""))
+                lines += [line for line in text.splitlines() if line.startswith("skipped ")]
+    return lines
+
+
+@one_report_at_a_time
+def run_report(
+    folder: str | Path, err: TextIO | None = None, own_models: Sequence[str] = ()
+) -> Path:
+    """Execute the report notebooks on a study folder; return ``DIR/report``.
+
+    Args:
+        folder: The study folder.
+        err: Where progress lines go (default stderr).
+        own_models: ``JUDGE=ANSWERING_MODEL`` pairs for self-preference, saved in the
+            study's ``settings.json`` (so every later report and notebook uses them).
+
+    Raises:
+        UsageError: If the folder has no judgments, or another
+            report runs on the study (:mod:`judgekit.reporting.lock`).
+        RunFailed: If a notebook failed (it is kept as ``<name>.failed.ipynb``).
+    """
+    from judgekit.reporting.notebooks import NotebookRun, execute
+
+    err = err or sys.stderr
+    root = Path(folder)
+    if not root.is_dir():
+        raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
+    contents = read_contents(root.resolve())  # to plan: only the kernels load the study
+    notebooks = config.NOTEBOOKS_DIR  # the checkout's, or the copy shipped in the wheel
+    for name in sorted(set(contents.judged["rubric"])):  # a changed copy: one line, not a kernel's
+        study_rubric(contents.folder, name)
+    if own_models:
+        judges = set(contents.judged[JUDGE])
+        own_models_setting(contents.folder, judges, answer_models(contents.folder), own_models)
+        contents = replace(contents, settings=read_settings(contents.folder))
+    own = contents.settings.get("own_models", {})
+    print(
+        "self-preference: "
+        + (", ".join(f"{j} belongs to {m}" for j, m in own.items()) if own else
+           "no judge is paired with an answering model (pass --own-model JUDGE=MODEL)"),
+        file=err,
+    )  # fmt: skip
+    report = contents.folder.report
+    (report / "figures").mkdir(parents=True, exist_ok=True)
+    combos = contents.combinations()
+    print(
+        f"judged: {len(combos)} combination(s) of rubric, variant, judge and run "
+        f"({', '.join(label(c) for c in combos.to_dict('records'))})",
+        file=err,
+    )
+    if contents.labels_source:
+        print(f"human labels compared with the judges: {contents.labels_source}", file=err)
+    failures: list[str] = []
+    steps = plan_report(contents)
+    record: list[dict[str, Any]] = [
+        {"notebook": s.notebook, "parameters": s.parameters, "skipped": s.skipped,
+         "covers": list(s.covers), "status": "skipped" if s.skipped else "planned"}
+        for s in steps
+    ]  # fmt: skip
+    atomic_write_text(report / REPORT_STEPS, json.dumps(record, indent=1) + "\n")
+    for step, entry in zip(steps, record, strict=True):
+        for stale in (f"{step.notebook}.ipynb", f"{step.notebook}.failed.ipynb"):
+            (report / stale).unlink(missing_ok=True)  # an earlier report's: not this one's
+        if step.skipped:
+            print(f"skipped {step.notebook}: {step.skipped}", file=err)
+            continue
+        parameters = {**step.parameters, "figures_dir": str(report / "figures")}
+        run = NotebookRun(step.notebook, notebooks / f"{step.notebook}.ipynb", parameters)
+        print(f"running {step.notebook} ...", file=err, flush=True)
+        try:
+            executed = execute(run, report)
+        except RunFailed as error:  # the failed notebook is kept; the others still run
+            failures.append(str(error))
+            entry.update(status="failed", error=str(error))
+            print(f"failed {step.notebook}: {error}", file=err)
+        else:
+            entry.update(status="ran", skipped_parts=skipped_parts(executed))
+        atomic_write_text(report / REPORT_STEPS, json.dumps(record, indent=1) + "\n")
+    print(f"report: notebooks in {report}, tables in {report / 'tables'}, figures in "
+          f"{report / 'figures'}", file=err)  # fmt: skip
+    if failures:
+        raise RunFailed(f"{len(failures)} report notebook(s) failed; first: {failures[0]}")
+    return report

@@ -1,0 +1,1 @@
+"""Sharing a study: export to a bundle, and verify a bundle offline without trusting it."""

@@ -1,0 +1,400 @@
+"""``judgekit verify BUNDLE``: re-run a study offline and check it gives what it says.
+
+Every file of the bundle is data (docs/security.md). The checks, in order, each naming what
+differs:
+
+1. *Manifest.* Every file has the sha256 the manifest records; none is missing or added.
+2. *Stored replies and items.* Every reply in the response store and every row of
+   ``items.csv`` has the digest recorded at export (so a changed reply or item is named even
+   when the manifest was rewritten to match).
+3. *Provenance.* ``prompts/*.json`` and the judges of ``study.json`` are checked against the
+   store, ``environment.json`` against the bundled notebooks' own records
+   (:mod:`judgekit.sharing.provenance`).
+4. *Judgments.* Each judge's judgments are rebuilt from the store alone through the engine
+   (:func:`judgekit.study.record.offline_replay`: 0 calls, none possible) and compared with
+   the bundled table. A request that is not in the store is named with the first line where it
+   differs from the closest stored request: the prompt or an item changed since judging.
+5. *Report.* The report's steps (a study's report, or an analysis bundle's notebook runs,
+   :mod:`judgekit.sharing.analysis_bundle`) are executed again on the bundle with this
+   checkout's notebooks, never the bundle's, and every table is compared with the bundled one
+   (:mod:`judgekit.data.compare`: numbers within a tolerance, columns that measure the machine
+   or the clock skipped). A step that failed or did not run, then or now, is a difference.
+6. *Libraries.* Library versions that differ from the exporting machine's are listed, and
+   given as the likely cause when a number differs.
+
+The bundle is verified in a scratch copy; it is never written to. The outcome is also written
+as ``verification.json`` beside the scratch report and returned.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+
+from judgekit.data import read_table
+from judgekit.data.atomic import atomic_write_text
+from judgekit.data.compare import Tolerance, compare_folders, differing_tables, table_differences
+from judgekit.data.tidy import read_judgments
+from judgekit.engine.session import OfflineStoreMissError
+from judgekit.reporting.html import (
+    REPORT_STEPS,
+    VERIFICATION,
+    read_steps,
+    step_outcomes,
+    write_html_report,
+)
+from judgekit.rubrics import list_rubrics
+from judgekit.sharing.export import (
+    ENVIRONMENT,
+    item_digests,
+    library_versions,
+    reply_digests,
+    sha256_file,
+    stored_calls,
+    study_files,
+)
+from judgekit.sharing.provenance import (
+    check_provenance,
+    environment_problems,
+    explain_miss,
+)
+from judgekit.sharing.safety import (
+    BUNDLE_FORMAT,
+    MANIFEST,
+    check_page_target,
+    check_zip_size,
+    terminated_as_exit,
+)
+from judgekit.study.errors import RunFailed
+from judgekit.study.folder import StudyFolder
+from judgekit.study.items import study_items
+from judgekit.study.own_prompt import load_any_rubric
+from judgekit.study.record import offline_replay
+from judgekit.types import JUDGMENT_COLUMNS, Rubric, UsageError
+
+#: What a passing verification does and does not prove (printed by ``judgekit verify``).
+MANIFEST_PROVES = (
+    "the manifest's checksums catch accidents (a changed, missing or added file), not "
+    "forgery: anyone can rewrite a file and its checksum, so it is not a signature; the "
+    "judgments and tables were recomputed here from the stored replies, with this checkout's "
+    "notebooks (docs/security.md)"
+)
+#: Where the rebuilt judgments and report of a verification go inside its scratch copy.
+REBUILT = "rebuilt"
+
+
+@dataclass
+class Verification:
+    """What a verification found: one line per problem, and what was checked."""
+
+    problems: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    library_changes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing differs."""
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready record (written as ``verification.json``)."""
+        return {
+            "ok": self.ok,
+            "problems": self.problems,
+            "checked": self.checked,
+            "library_changes": self.library_changes,
+        }
+
+
+def unpack(source: Path, scratch: Path) -> Path:
+    """Copy a bundle (a ``.zip`` or a folder) into ``scratch``; return its root there.
+
+    Raises:
+        UsageError: If it is neither, an entry would land outside the folder, a link leads out
+            of it, or a zip declares far more than it holds (before extraction).
+    """
+    root = scratch / "bundle"
+    if source.is_dir():
+        list(study_files(source))  # a link out of the bundle is refused before any copy
+        shutil.copytree(source, root, symlinks=True)  # links stay links, never read through
+        return root
+    if not zipfile.is_zipfile(source):
+        raise UsageError(f"{source}: not a bundle (a .zip or a folder from `judgekit export`)")
+    with zipfile.ZipFile(source) as archive:
+        check_zip_size(source, archive)
+        for name in archive.namelist():
+            target = (root / name).resolve()
+            if root.resolve() not in target.parents:
+                raise UsageError(f"{source}: entry {name!r} points outside the bundle; refused")
+        archive.extractall(root)
+    return root
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    """The bundle's manifest (checked to be one).
+
+    Raises:
+        UsageError: If there is none or it is not a judgekit bundle's.
+    """
+    path = root / MANIFEST
+    if not path.is_file():
+        raise UsageError(f"{MANIFEST} is missing: this is not a bundle from `judgekit export`")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{MANIFEST}: not JSON ({error})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+        raise UsageError(f"{MANIFEST}: not a judgekit study bundle's manifest")
+    return manifest
+
+
+def check_files(root: Path, manifest: dict[str, Any]) -> list[str]:
+    """Files whose sha256 differs from the manifest's, missing ones and added ones."""
+    recorded: dict[str, dict[str, Any]] = manifest.get("files", {})
+    present = {p.as_posix() for p in study_files(root)} - {MANIFEST}
+    problems = [f"{name}: missing from the bundle" for name in sorted(set(recorded) - present)]
+    problems += [f"{name}: not in the manifest" for name in sorted(present - set(recorded))]
+    for name in sorted(set(recorded) & present):
+        if sha256_file(root / name) != recorded[name]["sha256"]:
+            problems.append(f"{name}: changed since export (sha256 differs from the manifest)")
+    return problems
+
+
+def check_replies_and_items(root: Path, manifest: dict[str, Any]) -> list[str]:
+    """Stored replies and item rows whose digest differs from the one recorded at export."""
+    folder = StudyFolder(root)
+    calls = stored_calls(folder.store)
+    now, then = reply_digests(calls), manifest.get("replies", {})
+    where = calls.set_index("request_hash")
+    problems = []
+    for request_hash in sorted(set(then) | set(now)):
+        if now.get(request_hash) == then.get(request_hash):
+            continue
+        if request_hash not in now:
+            problems.append(f"responses.sqlite: the reply to request {request_hash[:12]} is gone")
+            continue
+        row = where.loc[request_hash]
+        what = f"{row['rubric']}/{row['variant']}/{row['model']} run {row['run']}"
+        change = "was added" if request_hash not in then else "changed"
+        problems.append(
+            f"responses.sqlite: the stored reply to request {request_hash[:12]} ({what}, "
+            f"attempt {row['attempt']}) {change} since export"
+        )
+    items_then = manifest.get("items", {})
+    items_now = item_digests(folder.items) if folder.items.is_file() else {}
+    for item_id in sorted(set(items_then) | set(items_now)):
+        if items_now.get(item_id) != items_then.get(item_id):
+            state = "is gone" if item_id not in items_now else "changed since export"
+            problems.append(f"items.csv: item {item_id} {state}")
+    return problems
+
+
+def judging_records(root: Path) -> list[dict[str, Any]]:
+    """The per-judge records of ``study.json``: ``rubric``, ``judge`` and ``settings``.
+
+    A study of layout 2 (``judged``: one entry per rubric and judge) lists them; a study of
+    layout 1 (one judge, one rubric) has one, labelled by its model.
+    """
+    study = json.loads(StudyFolder(root).manifest.read_text(encoding="utf-8"))
+    judged = study.get("judged")
+    if isinstance(judged, list):
+        return [entry for entry in judged if isinstance(entry, dict) and "settings" in entry]
+    if "settings" in study:
+        model = study["settings"]["client"]["model"]
+        return [{"rubric": study["rubric"], "judge": model, "settings": study["settings"]}]
+    return []
+
+
+def recorded_rubric(root: Path, record: Mapping[str, Any]) -> Rubric:
+    """The rubric a record was judged with: packaged, or the study's own copy of the user's."""
+    kept = dict(record["settings"].get("rubric") or {})
+    source = str(kept.get("source") or record["rubric"])
+    spec = source if source in list_rubrics() else str(root / source)
+    return load_any_rubric(spec, kept.get("column_map") or (), kept.get("format_reminder"))
+
+
+def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
+    """Rebuild every judge's judgments offline and compare them with the bundled table.
+
+    Each (rubric, judge) is replayed one variant at a time, with that variant's runs and the
+    items the table holds for it, so combinations judged by different commands replay as
+    they were judged.
+    """
+    folder = StudyFolder(root)
+    bundled = read_judgments(
+        folder.judgments if folder.judgments.is_file() else folder.judgments_csv
+    )
+    who = "judge" if "judge" in bundled.columns else "model"
+    calls = stored_calls(folder.store)
+    columns = [c for c in JUDGMENT_COLUMNS if c in bundled.columns]
+    order = ["rubric", "variant", "model", "run", "attempt", "item_id"]
+    covered = {
+        (str(r["rubric"]), str(r.get("judge", r["settings"]["client"]["model"]))) for r in records
+    }
+    pairs = bundled[["rubric", who]].astype(str).drop_duplicates().itertuples(index=False)
+    study = json.loads(folder.manifest.read_text(encoding="utf-8"))
+    imported = {  # judged elsewhere (`judgekit import`): no reply to rebuild them from
+        str(j.get("label"))
+        for j in study.get("judges") or []
+        if isinstance(j, dict) and j.get("provider") == "imported"
+    }
+    problems = [
+        f"judgments ({rubric}, {judge}): study.json records no settings for this judge, so "
+        "it cannot be rebuilt offline (judged by an older judgekit? judge it again into the "
+        "study: the store replays every reply for free)"
+        for rubric, judge in pairs
+        if (rubric, judge) not in covered and judge not in imported
+    ]
+    for record in records:
+        rubric = recorded_rubric(root, record)
+        judge = str(record.get("judge", record["settings"]["client"]["model"]))
+        mine = bundled[(bundled["rubric"] == rubric.name) & (bundled[who].astype(str) == judge)]
+        table = read_table(folder.items, required=rubric.required_columns)
+        items, _ = study_items(table, rubric, label_column=None)
+        rebuilt = []
+        for variant, rows in mine.groupby("variant", sort=False):
+            judged = set(rows["item_id"].astype(str))
+            settings = json.loads(json.dumps(record["settings"]))
+            settings["options"].update(variants=[variant], runs=int(rows["run"].max()))
+            try:
+                rebuilt.append(
+                    offline_replay(
+                        [i for i in items if i.id in judged], rubric, settings, folder.store
+                    )
+                )
+            except OfflineStoreMissError as error:
+                problems.append(explain_miss(error, calls))
+        if not rebuilt:
+            continue
+        got = pd.concat(rebuilt)[columns].sort_values(order).reset_index(drop=True)
+        want = mine[columns].sort_values(order).reset_index(drop=True)
+        if len(got) != len(want):  # a variant that did not replay is named above
+            got = got[got["variant"].isin(want["variant"])]
+            want = want[want["variant"].isin(got["variant"])]
+        for problem in table_differences(want.astype(str), got.astype(str), Tolerance()):
+            problems.append(f"judgments ({rubric.name}, {judge}): {problem}")
+    return problems
+
+
+def check_report(root: Path, err: TextIO, allow_failed: Sequence[str] = ()) -> list[str]:
+    """Execute the report notebooks again on the bundle; compare every table with its own.
+
+    Every step that failed or did not run, in the bundled report or on re-execution, is a
+    problem naming the step (as is one the bundle skipped that applies now), so a bundle whose
+    analyses failed never verifies. The notebooks executed are always the checkout's: the
+    bundle's own ``.ipynb`` files are moved aside unread (they are data, compared by hash).
+    """
+    from judgekit.reporting.report import run_report
+    from judgekit.sharing.analysis_bundle import rerun_analysis
+
+    folder = StudyFolder(root)
+    report = folder.report
+    if not (report / "tables").is_dir() and not (report / REPORT_STEPS).is_file():
+        return []
+    kept = root / REBUILT / "bundled-report"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(report), str(kept))
+    study = folder.manifest.is_file()
+    marked = " (exported with --allow-failed)" if allow_failed else ""
+    then = {o.notebook: o for o in step_outcomes(kept)} if study else {}
+    problems = [
+        f"report: {o.line()} when the study was reported{marked}"
+        for o in then.values()
+        if o.state in ("failed", "not run")
+    ]
+    try:
+        if study:
+            run_report(root, err=err)
+        else:  # an analysis bundle (no judge): its own notebook runs
+            rerun_analysis(root, read_steps(kept), err)
+    except RunFailed as error:  # the tables that were written are still compared
+        failed = [f"report: {error}"]
+    else:
+        failed = []
+    now = step_outcomes(report)
+    problems += [f"report: {o.line()} on re-execution" for o in now if o.state != "skipped"
+                 and o.state != "ran"] or failed  # fmt: skip
+    problems += [
+        f"report: {o.notebook} applies to this study but the bundle skipped it "
+        f"({then[o.notebook].why})"
+        for o in now
+        if o.state == "ran" and o.notebook in then and then[o.notebook].state == "skipped"
+    ]
+    if (kept / "tables").is_dir():
+        _, differences = compare_folders(kept / "tables", report / "tables")
+        problems += [f"report/tables/{line}" for line in differences]
+    return problems
+
+
+def library_changes(root: Path) -> list[str]:
+    """``name: exported-version -> this machine's`` for each library whose version differs."""
+    path = root / ENVIRONMENT
+    if not path.is_file():
+        return []
+    then, now = json.loads(path.read_text(encoding="utf-8")), library_versions()
+    return [
+        f"{name} {then[name]} -> {now.get(name, '?')}"
+        for name in then
+        if then[name] != now.get(name)
+    ]
+
+
+def verify_bundle(source: str | Path, err: TextIO, html: Path | None = None) -> Verification:
+    """Verify a bundle (see the module docstring); print progress on ``err``.
+
+    Args:
+        source: A bundle: a ``.zip`` or a folder written by ``judgekit export``.
+        err: Where progress goes.
+        html: Also write the re-executed report, with this verification's outcome, here.
+
+    Raises:
+        UsageError: If ``source`` is not a bundle.
+    """
+    path = Path(source)
+    if not path.exists():
+        raise UsageError(f"{source}: no such bundle (a .zip or a folder from `judgekit export`)")
+    if html is not None:
+        check_page_target(path, Path(html))
+    result = Verification()
+    with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="judgekit-verify-") as scratch:
+        root = unpack(path, Path(scratch))
+        manifest = read_manifest(root)
+        result.problems += check_files(root, manifest)
+        result.checked.append(f"{len(manifest.get('files', {}))} files against the manifest")
+        if StudyFolder(root).store.is_file():
+            result.problems += check_replies_and_items(root, manifest)
+            result.checked.append(f"{len(manifest.get('replies', {}))} stored replies")
+            records = judging_records(root)
+            result.problems += check_provenance(root, records)
+            result.checked.append("prompts/*.json and study.json's judges against the store")
+            result.problems += check_judgments(root, records)
+            result.checked.append(f"judgments of {len(records)} judge(s) rebuilt offline")
+        result.problems += environment_problems(StudyFolder(root).report, root)
+        print("re-executing the report notebooks ...", file=err, flush=True)
+        table_problems = check_report(root, err, manifest.get("allow_failed") or ())
+        result.problems += table_problems
+        result.checked.append("report tables re-executed and compared")
+        result.library_changes = library_changes(root)
+        if table_problems and result.library_changes:
+            tables = ", ".join(differing_tables(table_problems))
+            result.problems.append(
+                f"numbers differ in {tables} and these libraries differ from the exporting "
+                f"machine's: {'; '.join(result.library_changes)}"
+            )
+        if html is not None:
+            report = StudyFolder(root).report
+            report.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(report / VERIFICATION, json.dumps(result.as_dict(), indent=1) + "\n")
+            try:
+                write_html_report(root, Path(html))
+            except PermissionError as error:
+                raise UsageError(f"--html {html}: cannot write {error.filename}") from None
+    return result

@@ -1,5 +1,0 @@
-"""The workflows' own failure: a run that did not do its job (exit code 1, one line)."""
-
-
-class RunFailed(RuntimeError):
-    """The run did not do its job (outputs may exist); the message is one line."""
