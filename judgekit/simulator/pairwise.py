@@ -174,7 +174,7 @@ def pairwise_reply(body: Any, config: SimulatorConfig, draw: Draw) -> ComposedRe
     )
     mark = config.self_marker
     pair = ShownPair(
-        "", "", _quality(config.seed, first), _quality(config.seed, second),
+        "", "", answer_quality(config.seed, first), answer_quality(config.seed, second),
         "judge" if mark and first and mark in first else "first",
         "judge" if mark and second and mark in second else "second",
         len(first), len(second),
@@ -188,7 +188,7 @@ def pairwise_reply(body: Any, config: SimulatorConfig, draw: Draw) -> ComposedRe
     return ComposedReply(_written(name, verdict, as_json), (), "stop")
 
 
-def _quality(seed: int, answer: str) -> float:
+def answer_quality(seed: int, answer: str) -> float:
     """An answer's simulated quality: its text hashed onto [-1, 1] (0 when no answer is seen)."""
     return 2.0 * unit(seed, "pair_quality", answer) - 1.0 if answer else 0.0
 
