@@ -1,0 +1,102 @@
+"""Pairwise judging: bad pairs files stop before any call with one line naming file, row and
+column (nothing stored is lost); the Batch API and request files judge both orders too."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from pairwise_study import write_pairs
+
+from judgekit.cli.main import main
+from judgekit.simulator import SimulatorConfig, run_simulator
+
+
+def judge(items: Path, study: Path, url: str, *flags: str) -> int:
+    return main(
+        [
+            "judge", str(items), "--rubric", "mtbench_pairwise", "--study", str(study),
+            "--provider", "simulator", "--model", "sim-judge", "--base-url", url, *flags,
+        ]
+    )  # fmt: skip
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("mistake", "expected"),
+    [
+        ("no_answer_b", "required column 'Answer_B' is missing"),
+        ("same_answer", "row 3, column D 'Answer_B': the same answer is in both slots"),
+        ("empty_answer", "row 4, column C 'Answer_A': empty cell in a required column"),
+        ("bad_label", "row 2, column 'Human_Winner': 'maybe' is not a side"),
+    ],
+)
+def test_a_bad_pairs_file_stops_before_any_call_and_keeps_the_study(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mistake: str, expected: str
+) -> None:
+    good = write_pairs(tmp_path / "pairs.csv", 4)
+    study = tmp_path / "study"
+    with run_simulator(SimulatorConfig()) as sim:
+        assert judge(good, study, sim.base_url) == 0
+        kept = {p.name: digest(p) for p in study.iterdir() if p.is_file()}
+        frame = pd.read_csv(good)
+        if mistake == "no_answer_b":
+            frame = frame.drop(columns="Answer_B")
+        elif mistake == "same_answer":
+            frame.loc[1, "Answer_B"] = frame.loc[1, "Answer_A"]
+        elif mistake == "empty_answer":
+            frame.loc[2, "Answer_A"] = ""
+        else:
+            frame.loc[0, "Human_Winner"] = "maybe"
+        bad = tmp_path / "bad.csv"
+        frame.to_csv(bad, index=False)
+        sim.reset_stats()
+        capsys.readouterr()
+        assert judge(bad, study, sim.base_url) == 2
+        assert sim.stats()["requests"] == 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(bad) in err and expected in err, err
+    assert {p.name: digest(p) for p in study.iterdir() if p.is_file()} == kept
+
+
+def test_the_batch_api_judges_both_orders_as_the_online_run(tmp_path: Path) -> None:
+    items = write_pairs(tmp_path / "pairs.csv", 5)
+    with run_simulator(SimulatorConfig(position_bias=1.0, batch_delay_s=0.0)) as sim:
+        assert judge(items, tmp_path / "online", sim.base_url) == 0
+        sim.reset_stats(forget_seen=True)
+        assert judge(items, tmp_path / "batch", sim.base_url, "--batch-api") == 0
+        assert sim.stats()["by_source"] == {"batch": 10}
+    columns = ["item_id", "order", "status", "verdict", "model_a", "model_b"]
+    online = pd.read_parquet(tmp_path / "online" / "judgments.parquet")[columns]
+    batch = pd.read_parquet(tmp_path / "batch" / "judgments.parquet")[columns]
+    pd.testing.assert_frame_equal(online, batch)
+
+
+def test_a_requests_file_round_trips_both_orders_through_ingest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    items = write_pairs(tmp_path / "pairs.csv", 5)
+    (tmp_path / "sim.yaml").write_text(json.dumps({"position_bias": 1.0}))
+    url = "http://127.0.0.1:9/v1"  # never called
+    write = ["--write-requests", "requests.jsonl"]
+    assert judge(items, tmp_path / "s", url, *write) == 0
+    lines = (tmp_path / "requests.jsonl").read_text().splitlines()
+    assert len(lines) == 10
+    answer = ["simulate", "--config", "sim.yaml", "--run-batch", "requests.jsonl", "--output",
+              "results.jsonl"]  # fmt: skip
+    assert main(answer) == 0
+    assert main(["ingest", "results.jsonl", "--study", str(tmp_path / "s")]) == 0
+    capsys.readouterr()
+    assert judge(items, tmp_path / "s", url, *write) == 0
+    assert "every request is answered in the store" in capsys.readouterr().err
+    table = pd.read_parquet(tmp_path / "s" / "judgments.parquet")
+    assert len(table) == 10 and (table["status"] == "ok").all()
+    orders = table.groupby("item_id")["order"].apply(lambda o: tuple(sorted(o)))
+    assert set(orders) == {("ab", "ba")}
