@@ -48,8 +48,8 @@ def test_a_position_biased_judge_shows_its_bias_and_its_inconsistent_pairs(
         zip(pairs["ID"], pairs["Model_A"], strict=True)
     )
     # the simulator's model: first shown wins with expit(q_first - q_second + position)
-    gap = np.array([answer_quality(0, a) - answer_quality(0, b)
-                    for a, b in zip(pairs["Answer_A"], pairs["Answer_B"], strict=True)])  # fmt: skip
+    answers = zip(pairs["Answer_A"], pairs["Answer_B"], strict=True)
+    gap = np.array([answer_quality(0, a) - answer_quality(0, b) for a, b in answers])
     expected = float(np.mean((expit(gap + position) + expit(position - gap)) / 2))
     row = first_position_win_rate(comparisons(study), cluster="pair_id").iloc[0]
     assert row["ci_low"] <= expected <= row["ci_high"] and row["ci_low"] > 0.5
@@ -59,7 +59,7 @@ def test_a_position_biased_judge_shows_its_bias_and_its_inconsistent_pairs(
     assert manifest["commands"][-1]["pairwise"] == {"orders": "both", "seed": 0, "requests": 120}
     labels = pd.read_parquet(study / "human_labels.parquet")
     assert set(labels["verdict"]) <= {"a", "b", "tie"} and labels["score"].isna().all()
-    assert not list((study / "scores").glob("*.csv")) if (study / "scores").exists() else True
+    assert not list(study.glob("scores/*.csv"))  # no ID,score files for verdicts
 
 
 def test_each_order_is_its_own_stored_request_and_replays(tmp_path: Path) -> None:

@@ -100,3 +100,42 @@ def test_a_requests_file_round_trips_both_orders_through_ingest(
     assert len(table) == 10 and (table["status"] == "ok").all()
     orders = table.groupby("item_id")["order"].apply(lambda o: tuple(sorted(o)))
     assert set(orders) == {("ab", "ba")}
+
+
+OWN_PROMPT = """Question: {question}
+
+First answer:
+{answer_a}
+
+Second answer:
+{answer_b}
+
+End with [[A]] if the first is better, [[B]] if the second is, or [[C]] for a tie.
+"""
+
+
+def test_an_own_pairwise_prompt_is_filled_in_both_orders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = write_pairs(tmp_path / "pairs.csv", 3)
+    prompt = tmp_path / "compare.txt"
+    prompt.write_text(OWN_PROMPT)
+    settings = "output_format: pair_mtbench\nscale: {allowed: [-1, 0, 1]}\n"
+    (tmp_path / "compare.yaml").write_text("kind: direct\n" + settings)
+    args = ["judge", str(items), "--rubric", str(prompt), "--study", str(tmp_path / "s"),
+            "--provider", "simulator", "--model", "sim-judge"]  # fmt: skip
+    assert main([*args, "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert "kind direct with output_format pair_mtbench" in capsys.readouterr().err
+    (tmp_path / "compare.yaml").write_text(
+        "kind: pairwise\nlabel_column: Human_Winner\n" + settings
+    )
+    with run_simulator(SimulatorConfig(position_bias=1.0)) as sim:
+        assert main([*args, "--base-url", sim.base_url]) == 0
+        sent = {r.body["messages"][-1]["content"] for r in sim.requests}
+    pairs = pd.read_csv(items)
+    a, b = pairs.loc[0, "Answer_A"].strip(), pairs.loc[0, "Answer_B"].strip()
+    assert {text.index(a) < text.index(b) for text in sent if a in text} == {True, False}
+    table = pd.read_parquet(tmp_path / "s" / "judgments.parquet")
+    assert len(table) == 6 and (table["status"] == "ok").all()
+    assert set(table["verdict"]) <= {"a", "b", "tie"}
+    assert len(pd.read_parquet(tmp_path / "s" / "human_labels.parquet")) == 3

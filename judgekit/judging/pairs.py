@@ -31,10 +31,9 @@ from judgekit.data.pairwise import (
     verdict_from_preference,
 )
 from judgekit.data.tidy import LABEL_COLUMNS
+from judgekit.formats.verdicts import PAIRWISE_FORMATS
 from judgekit.types import Item, Rubric, UsageError
 
-#: The output formats that read a verdict between two answers (a rubric with one is pairwise).
-PAIRWISE_FORMATS = frozenset({"pair_mtbench", "pair_arena", "pair_output_ab", "pair_rating"})
 #: ``--orders``: both orders (the default), answer A first only, or one seeded order per pair.
 ORDER_CHOICES: tuple[str, ...] = ("both", "ab", "random")
 #: The contract's columns a pairwise judgments table adds (docs/pairwise.md).
