@@ -20,7 +20,7 @@ from judgekit.simulator import SimulatorConfig, run_simulator
 MODELS = ("alpha", "beta", "gamma", "delta")
 
 
-def write_pairs(path: Path, n_pairs: int = 12, seed: int = 0) -> Path:
+def write_pairs(path: Path, n_pairs: int = 12, seed: int = 0, *, labels: bool = True) -> Path:
     """A pairs file of ``n_pairs`` pairs among :data:`MODELS`, answers of varied length."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -39,7 +39,8 @@ def write_pairs(path: Path, n_pairs: int = 12, seed: int = 0) -> Path:
                 "Human_Winner": ["A", "B", "tie"][int(rng.integers(0, 3))],
             }
         )
-    pd.DataFrame(rows).to_csv(path, index=False)
+    frame = pd.DataFrame(rows)
+    (frame if labels else frame.drop(columns="Human_Winner")).to_csv(path, index=False)
     return path
 
 

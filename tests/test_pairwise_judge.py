@@ -82,7 +82,7 @@ def test_each_order_is_its_own_stored_request_and_replays(tmp_path: Path) -> Non
 
 
 def test_random_orders_are_seeded_and_recorded(tmp_path: Path) -> None:
-    items = write_pairs(tmp_path / "pairs.csv", 20)
+    items = write_pairs(tmp_path / "pairs.csv", 20, labels=False)
     shown = []
     with run_simulator(SimulatorConfig()) as sim:
         for name, seed in (("s1", "4"), ("s2", "4"), ("s3", "5")):
@@ -96,6 +96,7 @@ def test_random_orders_are_seeded_and_recorded(tmp_path: Path) -> None:
     record = json.loads((tmp_path / "s1" / "study.json").read_text())["commands"][-1]
     assert record["pairwise"] == {"orders": "random", "seed": 4, "requests": 20}
     assert set(pair_outcomes(comparisons(tmp_path / "s1"))["outcome"]) == {"one_order"}
+    assert pd.read_parquet(tmp_path / "s1" / "human_labels.parquet").empty
 
 
 def test_dry_run_shows_the_first_request_of_each_order(

@@ -189,7 +189,7 @@ def study_items_frame(prepared: Prepared) -> pd.DataFrame:
     """The items the study keeps: the file as read, or a pairwise file's canonical pair frame."""
     if prepared.pair_frame is None:
         return prepared.table.frame
-    return prepared.pair_frame.drop(columns=["label"])
+    return prepared.pair_frame.drop(columns=["label"], errors="ignore")
 
 
 def _id_score_paths(base: Path, command: JudgeCommand) -> dict[tuple[str, int], Path]:
