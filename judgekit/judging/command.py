@@ -338,8 +338,9 @@ def prepare(command: JudgeCommand) -> Prepared:
         items = items[: command.limit] if command.limit else items
     _check_ids(items, command.items)
     if command.study is not None:
-        kept = table.frame if pair_frame is None else pair_frame.drop(columns=["label"], errors="ignore")
-        merged_items(command.study, kept)  # an item the study holds must not change
+        merged_items(
+            command.study, table.frame if pair_frame is None else pair_frame
+        )  # an item the study holds must not change
     judges = command_judges(command.judges, command.panel, command.endpoint)
     if len(judges) > 1 and command.write_requests is not None:
         raise UsageError(

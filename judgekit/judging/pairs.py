@@ -54,12 +54,14 @@ class PairPlan:
         seed: The seed of ``random`` (recorded in study.json).
         shown: Engine item ID -> (pair ID, order).
         models: Pair ID -> (Model_A, Model_B); ``""`` where the file has none.
+        labels: Pair ID -> the human label (``a``/``b``/``tie``), for labelled pairs.
     """
 
     orders: str
     seed: int
     shown: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     models: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
         """What study.json keeps of the plan."""
@@ -105,10 +107,12 @@ def pair_study_items(
             raise UsageError(f"{source}: --labels-column '{labels_column}' is not a column")
         label_column = None
     note = "human labels: left out (--no-labels)" if no_labels else "human labels: none"
-    if label_column is not None:
-        frame["label"] = read_pair_labels(frame, label_column, source=source)
-        note = f"human pairwise labels: column '{label_column}' (A, B or tie)"
     ids = [str(i).strip() for i in frame["ID"]]
+    labels: dict[str, str] = {}
+    if label_column is not None:
+        read = read_pair_labels(frame, label_column, source=source)
+        labels = {pair: label for pair, label in zip(ids, read, strict=True) if label}
+        note = f"human pairwise labels: column '{label_column}' (A, B or tie)"
     per_pair = chosen_orders(ids, orders, seed)
     named = [_texts(frame, c) for c in (ITEM_MODEL_A, ITEM_MODEL_B)]
     models = dict(zip(ids, zip(*named, strict=True), strict=True))
@@ -126,8 +130,8 @@ def pair_study_items(
                 shown[engine_id] = (item.id, order)
                 items.append(replace(item, id=engine_id))
     sent = set(rubric.input_columns)
-    unused = [str(c) for c in frame.columns if c not in sent and c not in ("ID", "label")]
-    plan = PairPlan(orders, seed, shown, models)
+    unused = [str(c) for c in frame.columns if c not in sent and c != "ID"]
+    plan = PairPlan(orders, seed, shown, models, labels)
     return items, unused, label_column, note, plan, frame
 
 
@@ -162,18 +166,15 @@ def pairwise_rows(judgments: pd.DataFrame, plan: PairPlan) -> pd.DataFrame:
     )
 
 
-def pair_labels(frame: pd.DataFrame, rubric_name: str) -> pd.DataFrame:
-    """The human pairwise labels of a checked pair frame: LABEL_COLUMNS plus ``verdict``."""
-    if "label" not in frame.columns:
-        return pd.DataFrame(columns=[*LABEL_COLUMNS, "verdict"])
-    kept = frame[frame["label"] != ""]
+def pair_labels(plan: PairPlan, rubric_name: str) -> pd.DataFrame:
+    """The human pairwise labels of the judged pairs: LABEL_COLUMNS plus ``verdict``."""
     return pd.DataFrame(
         {
-            "item_id": [str(i).strip() for i in kept["ID"]],
+            "item_id": list(plan.labels),
             "rubric": rubric_name,
             "answer_model": "",
-            "score": np.full(len(kept), np.nan),
-            "verdict": kept["label"].to_numpy(),
+            "score": np.full(len(plan.labels), np.nan),
+            "verdict": list(plan.labels.values()),
         },
         columns=[*LABEL_COLUMNS, "verdict"],
     )

@@ -139,8 +139,8 @@ def write_outputs(
     if command.study is None:
         return
     labels = pd.DataFrame(columns=list(LABEL_COLUMNS))
-    if prepared.pair_frame is not None:
-        labels = pair_labels(prepared.pair_frame, prepared.rubric.name)
+    if prepared.pairs is not None:
+        labels = pair_labels(prepared.pairs, prepared.rubric.name)
     elif prepared.label_column is not None:
         labels = human_labels(prepared.items, prepared.rubric, prepared.label_column)
     judging = command.judging
@@ -187,9 +187,7 @@ def write_outputs(
 
 def study_items_frame(prepared: Prepared) -> pd.DataFrame:
     """The items the study keeps: the file as read, or a pairwise file's canonical pair frame."""
-    if prepared.pair_frame is None:
-        return prepared.table.frame
-    return prepared.pair_frame.drop(columns=["label"], errors="ignore")
+    return prepared.table.frame if prepared.pair_frame is None else prepared.pair_frame
 
 
 def _id_score_paths(base: Path, command: JudgeCommand) -> dict[tuple[str, int], Path]:
