@@ -1,16 +1,25 @@
 """Pairwise judging: bad pairs files stop before any call with one line naming file, row and
-column (nothing stored is lost); the Batch API and request files judge both orders too."""
+column (nothing stored is lost); the Batch API, request files, own prompts and a killed run's
+resume judge both orders too."""
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from judge_job import kill_when
 from pairwise_study import write_pairs
 
+from judgekit import config
 from judgekit.cli.main import main
 from judgekit.simulator import SimulatorConfig, run_simulator
 
@@ -139,3 +148,37 @@ def test_an_own_pairwise_prompt_is_filled_in_both_orders(
     assert len(table) == 6 and (table["status"] == "ok").all()
     assert set(table["verdict"]) <= {"a", "b", "tie"}
     assert len(pd.read_parquet(tmp_path / "s" / "human_labels.parquet")) == 3
+
+
+def test_a_killed_pairwise_run_resumes_without_paying_twice(tmp_path: Path) -> None:
+    items = write_pairs(tmp_path / "pairs.csv", 10)
+    study = tmp_path / "study"
+    store = study / "responses.sqlite"
+
+    def answered() -> int:
+        if not store.exists():
+            return 0
+        db = sqlite3.connect(store, timeout=5)
+        try:
+            return db.execute("SELECT COUNT(*) FROM requests WHERE state = 'ok'").fetchone()[0]
+        except sqlite3.OperationalError:  # the schema is still being made
+            return 0
+        finally:
+            db.close()
+
+    with run_simulator(SimulatorConfig(latency_s=0.1, position_bias=1.0)) as sim:
+        args = ["judge", str(items), "--rubric", "mtbench_pairwise", "--study", str(study),
+                "--provider", "simulator", "--model", "sim-judge", "--base-url", sim.base_url,
+                "--max-concurrency", "2"]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(config.ROOT), "TQDM_DISABLE": "1"}
+        job = subprocess.Popen(
+            [sys.executable, "-m", "judgekit", *args],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        kill_when(job, lambda: answered() >= 4)
+        assert job.returncode == -signal.SIGKILL and answered() < 20
+        assert main(args) == 0
+        paid = collections.Counter(e.body_hash for e in sim.requests)
+    assert len(paid) == 20 and sum(paid.values()) <= 20 + 2  # at most the 2 in flight again
+    table = pd.read_parquet(study / "judgments.parquet")
+    assert len(table) == 20 and (table["status"] == "ok").all()
