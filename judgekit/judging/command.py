@@ -361,7 +361,11 @@ def describe_inputs(prepared: Prepared, err: TextIO) -> None:
         read_as = ", ".join(f"'{h}' as {c}" for h, c in prepared.table.renamed)
         print(f"columns read under their canonical names: {read_as}", file=err)
     sent = [c for c in rubric.input_columns if any(c in item.fields for item in items)]
-    print(f"{len(items)} items; sent to the judge: {', '.join(sent)}", file=err)
+    what = f"{len(items)} items"
+    if prepared.pairs is not None:
+        pairs = len({pair for pair, _ in prepared.pairs.shown.values()})
+        what = f"{pairs} pairs, orders {prepared.pairs.orders}: {len(items)} requests"
+    print(f"{what}; sent to the judge: {', '.join(sent)}", file=err)
     if prepared.unused_columns:
         print(f"not sent to the judge: {', '.join(prepared.unused_columns)}", file=err)
     print(prepared.label_note, file=err)
