@@ -130,3 +130,13 @@ def test_variants_runs_and_a_panel_each_judge_both_orders(tmp_path: Path) -> Non
     counts = table.groupby(["judge", "variant", "run", "order"]).size()
     assert len(counts) == 16 and (counts == 4).all()
     assert len(pair_outcomes(table)) == 4 * 2 * 2 * 2
+
+
+def test_unparsed_orders_keep_their_status_and_reason(tmp_path: Path) -> None:
+    items = write_pairs(tmp_path / "pairs.csv", 4)
+    with run_simulator(SimulatorConfig(malformed={"truncated": 1.0})) as sim:
+        assert judge(items, tmp_path / "s", sim.base_url, "--max-unscored", "99") == 0
+    table = comparisons(tmp_path / "s")
+    assert len(table) == 8 and (table["status"] != "ok").all()
+    assert (table["verdict"] == "").all() and (table["reason"].str.len() > 0).all()
+    assert set(pair_outcomes(table)["outcome"]) == {PairOutcome.BOTH_UNPARSED}

@@ -18,7 +18,8 @@ the prompt text alone (the tokens its output format shows), the two answers from
 answer's quality is a hash of its text onto [-1, 1], so both orders of a pair see the same two
 qualities; the knobs are :class:`~judgekit.simulator.config.SimulatorConfig`'s
 ``position_bias``, ``length_bias``, ``self_preference`` (an answer holding ``self_marker`` is
-the judge's own) and ``tie_rate``. A filled own prompt without those blocks has neither
+the judge's own) and ``tie_rate``; of the malformations only ``truncated`` applies (the reply
+cut before its verdict). A filled own prompt without those blocks has neither
 quality nor length: only the position bias moves its verdicts.
 """
 
@@ -185,7 +186,10 @@ def pairwise_reply(body: Any, config: SimulatorConfig, draw: Draw) -> ComposedRe
     verdict = _verdict(
         _logit(pair, knobs), draw.fraction("pair_tie"), draw.fraction("pair_win"), tie
     )
-    return ComposedReply(_written(name, verdict, as_json), (), "stop")
+    text = _written(name, verdict, as_json)
+    if draw.chance("truncated", config.malformed.get("truncated", 0.0)):  # cut before the verdict
+        return ComposedReply(text[: len(text) // 3], ("truncated",), "length")
+    return ComposedReply(text, (), "stop")
 
 
 def answer_quality(seed: int, answer: str) -> float:
