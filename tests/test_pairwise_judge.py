@@ -17,7 +17,7 @@ from judgekit.data.pairwise import COMPARISON_COLUMNS, PairOutcome, pair_outcome
 from judgekit.data.tidy import final_verdicts
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.simulator.pairwise import answer_quality
-from judgekit.stats import first_position_win_rate
+from judgekit.stats import first_position_win_rate, longer_answer_win_rate
 
 
 def comparisons(study: Path) -> pd.DataFrame:
@@ -140,3 +140,30 @@ def test_unparsed_orders_keep_their_status_and_reason(tmp_path: Path) -> None:
     assert len(table) == 8 and (table["status"] != "ok").all()
     assert (table["verdict"] == "").all() and (table["reason"].str.len() > 0).all()
     assert set(pair_outcomes(table)["outcome"]) == {PairOutcome.BOTH_UNPARSED}
+
+
+@pytest.mark.parametrize("knob", ["length", "self"])
+def test_length_bias_and_self_preference_show_over_http(tmp_path: Path, knob: str) -> None:
+    items = write_pairs(tmp_path / "pairs.csv", 40)
+    pairs = pd.read_csv(items)
+    for side in "AB":  # the judge's own answers (alpha's) carry the marker
+        mine = pairs[f"Model_{side}"] == "alpha"
+        pairs.loc[mine, f"Answer_{side}"] = pairs.loc[mine, f"Answer_{side}"] + " -- by the judge"
+    pairs.to_csv(items, index=False)
+    sim = SimulatorConfig(length_bias=4.0) if knob == "length" else SimulatorConfig(
+        self_preference=4.0, self_marker="-- by the judge"
+    )  # fmt: skip
+    with run_simulator(sim) as server:
+        assert judge(items, tmp_path / "s", server.base_url) == 0
+    games = comparisons(tmp_path / "s").merge(
+        pairs.rename(columns={"ID": "pair_id"}), on="pair_id"
+    ).rename(columns={"verdict": "winner"})  # fmt: skip
+    if knob == "length":
+        games = games.assign(length_a=games["Answer_A"].str.len(),
+                             length_b=games["Answer_B"].str.len())  # fmt: skip
+        row = longer_answer_win_rate(games, cluster="pair_id").iloc[0]
+        assert row["ci_low"] > 0.6
+    else:
+        own = games[(games["Model_A"] == "alpha") | (games["Model_B"] == "alpha")]
+        side = np.where(own["Model_A"] == "alpha", "a", "b")
+        assert len(own) >= 20 and (own["winner"] == side).mean() > 0.85

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import json
 import os
 import signal
 import sqlite3
@@ -92,13 +91,12 @@ def test_a_requests_file_round_trips_both_orders_through_ingest(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     items = write_pairs(tmp_path / "pairs.csv", 5)
-    (tmp_path / "sim.yaml").write_text(json.dumps({"position_bias": 1.0}))
     url = "http://127.0.0.1:9/v1"  # never called
     write = ["--write-requests", "requests.jsonl"]
     assert judge(items, tmp_path / "s", url, *write) == 0
     lines = (tmp_path / "requests.jsonl").read_text().splitlines()
     assert len(lines) == 10
-    answer = ["simulate", "--config", "sim.yaml", "--run-batch", "requests.jsonl", "--output",
+    answer = ["simulate", "--position-bias", "6", "--run-batch", "requests.jsonl", "--output",
               "results.jsonl"]  # fmt: skip
     assert main(answer) == 0
     assert main(["ingest", "results.jsonl", "--study", str(tmp_path / "s")]) == 0
@@ -109,6 +107,8 @@ def test_a_requests_file_round_trips_both_orders_through_ingest(
     assert len(table) == 10 and (table["status"] == "ok").all()
     orders = table.groupby("item_id")["order"].apply(lambda o: tuple(sorted(o)))
     assert set(orders) == {("ab", "ba")}
+    first_shown = (table["order"] == "ab") == (table["verdict"] == "a")
+    assert first_shown.sum() >= 9  # --position-bias 6: the first shown nearly always wins
 
 
 OWN_PROMPT = """Question: {question}
