@@ -13,10 +13,18 @@ from pairwise_study import make_pairwise_study, write_pairs
 from scipy.special import expit
 
 from judgekit.cli.main import main
-from judgekit.data.pairwise import COMPARISON_COLUMNS, PairOutcome, pair_outcomes
+from judgekit.data.pairwise import (
+    COMPARISON_COLUMNS,
+    PairOutcome,
+    canonical_pair_frame,
+    pair_items,
+    pair_outcomes,
+)
 from judgekit.data.tidy import final_verdicts
+from judgekit.rubrics import load_rubric
 from judgekit.simulator import SimulatorConfig, run_simulator
-from judgekit.simulator.pairwise import answer_quality
+from judgekit.simulator.faults import Draw
+from judgekit.simulator.pairwise import answer_quality, pairwise_reply
 from judgekit.stats import first_position_win_rate, longer_answer_win_rate
 
 
@@ -167,3 +175,30 @@ def test_length_bias_and_self_preference_show_over_http(tmp_path: Path, knob: st
         own = games[(games["Model_A"] == "alpha") | (games["Model_B"] == "alpha")]
         side = np.where(own["Model_A"] == "alpha", "a", "b")
         assert len(own) >= 20 and (own["winner"] == side).mean() > 0.85
+
+
+@pytest.mark.parametrize("rubric", ["arena_hard", "llmbar_output", "rating_pair"])
+def test_every_packaged_pairwise_rubric_is_judged_in_its_own_format(
+    tmp_path: Path, rubric: str
+) -> None:
+    study = make_pairwise_study(tmp_path, n_pairs=4, position=8.0, rubric=rubric)
+    table = comparisons(study)
+    assert len(table) == 8 and (table["status"] == "ok").all()
+    first_shown = (table["order"] == "ab") == (table["verdict"] == "a")
+    assert first_shown.all()  # a position bias of 8: the answer shown first wins each time
+
+
+@pytest.mark.parametrize(
+    "rubric", ["mtbench_pairwise", "arena_hard", "llmbar_output", "rating_pair"]
+)
+def test_the_simulator_reads_a_plain_text_prompt_alone(rubric: str) -> None:
+    loaded = load_rubric(rubric)
+    rows = {"ID": ["p1"], "Question": ["Which?"], "Answer_A": ["One."], "Answer_B": ["Two."]}
+    frame = canonical_pair_frame(pd.DataFrame(rows), source="pairs")
+    (item,) = pair_items(frame, source="pairs", order="ba")
+    messages = loaded.render([item], structured=False)
+    draw = Draw(0, "body", 0)
+    reply = pairwise_reply({"messages": messages}, SimulatorConfig(position_bias=8.0), draw)
+    assert reply is not None
+    (verdict,) = loaded.parse(reply.text, [item.id]).verdicts
+    assert verdict.status == "ok" and verdict.score > 0, reply.text  # the first shown wins
