@@ -103,8 +103,8 @@ def _rao_kupper_by_scipy(games: pd.DataFrame) -> tuple[dict[str, float], float]:
         chosen = np.where(w == "a", win_a, np.where(w == "b", win_b, tie))
         return -float(np.log(chosen).sum())
 
-    found = optimize.minimize(nll, np.zeros(len(models)), method="Nelder-Mead",
-                              options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})  # fmt: skip
+    options = {"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000}
+    found = optimize.minimize(nll, np.zeros(len(models)), method="Nelder-Mead", options=options)
     strength = np.concatenate([[0.0], found.x[:-1]])
     strength -= strength.mean()
     return dict(zip(models, strength, strict=True)), 1.0 + float(np.exp(found.x[-1]))
@@ -129,10 +129,22 @@ def test_rao_kupper_matches_direct_likelihood_maximisation() -> None:
 
 
 def test_rao_kupper_has_a_seeded_interval() -> None:
-    games = pd.DataFrame({"model_a": ["x", "y", "x", "y"] * 10, "model_b": ["y", "z", "z", "x"] * 10,
-                          "winner": ["a", "tie", "a", "b"] * 10})  # fmt: skip
+    games = pd.DataFrame(
+        {"model_a": ["x", "y", "x", "y"] * 10, "model_b": ["y", "z", "z", "x"] * 10,
+         "winner": ["a", "tie", "a", "b"] * 10}
+    )  # fmt: skip
     ci = CI("percentile", n_boot=40, seed=1)
     first = bradley_terry(games, ties="rao-kupper", ci=ci)
     again = bradley_terry(games, ties="rao-kupper", ci=ci)
     pd.testing.assert_frame_equal(first, again)
     assert (first["ci_low"] <= first["strength"]).all()
+
+
+def test_the_report_plans_the_pairwise_step_and_skips_the_direct_ones(study) -> None:
+    from judgekit.reporting.report import plan_report, read_contents
+
+    steps = {s.notebook: s for s in plan_report(read_contents(study.folder.root))}
+    assert steps["10_pairwise"].skipped == ""
+    assert steps["10_pairwise"].parameters["rubric"] == "mtbench_pairwise"
+    for name in ("02_human_agreement", "05_distributions_and_bias", "09_judge_panel"):
+        assert steps[name].skipped == "the study's rubrics are pairwise (see 10_pairwise)"
