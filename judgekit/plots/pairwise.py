@@ -46,8 +46,8 @@ def plot_outcome_shares(
         ax.set_yticks(range(len(bars)), bars)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_xlabel("Share of pairs (both orders judged)", loc="right")
-        fig.legend(loc="outside upper center", ncol=min(3, len(present)))
+        ax.set_xlabel("Share of pairs (judge · variant · run)", loc="right")
+        fig.legend(loc="outside upper center", ncol=min(2, len(present)))
     return fig
 
 

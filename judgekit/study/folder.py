@@ -226,7 +226,9 @@ class Study:
         keys = ["item_id", JUDGE, "variant", "run", "order"]
         last = rows.groupby(keys, sort=False, dropna=False)["attempt"].transform("max")
         rows = rows[rows["attempt"] == last].drop_duplicates(keys, keep="last")
-        text = {c: rows[c].fillna("").astype(str) for c in ("verdict", "reason")}
+        # the reason is a reply text: a study loaded without replies has none
+        blank = pd.Series("", index=rows.index)
+        text = {c: rows.get(c, blank).fillna("").astype(str) for c in ("verdict", "reason")}
         frame = pd.DataFrame(
             {
                 "pair_id": rows["item_id"].astype(str),

@@ -116,7 +116,7 @@ def study_rubric(folder: Folder, name: str) -> JinjaRubric:
     kept = rubric_record(folder, name)
     source = str(kept.get("source") or name)
     reminder = kept.get("format_reminder")
-    if source in list_rubrics():
+    if source in (*list_rubrics(), *list_rubrics("pairwise")):
         return load_any_rubric(source, (), reminder, option=f"rubric {name!r}")
     if not kept:
         imported = imported_rubric(folder, name)
