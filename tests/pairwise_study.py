@@ -35,9 +35,10 @@ def write_pairwise_study(root: Path, *, seed: int = 0, labels: bool = True) -> P
         a, b = rng.choice(names, size=2, replace=False)
         pair = f"p{prompt:02d}"
         truth = _preference(rng, a, b)
+        long_a, long_b = (int(n) for n in rng.integers(5, 90, size=2))
         items.append({"ID": pair, "Question": f"question {prompt}?", "Model_A": a,
-                      "Model_B": b, "Answer_A": f"answer by {a} " + "x" * int(rng.integers(5, 90)),
-                      "Answer_B": f"answer by {b} " + "y" * int(rng.integers(5, 90))})  # fmt: skip
+                      "Model_B": b, "Answer_A": f"reply {prompt} one " + "x" * long_a,
+                      "Answer_B": f"reply {prompt} two " + "y" * long_b})  # fmt: skip
         for rater in ("ann", "bob"):
             vote = truth if rng.random() < 0.85 else str(rng.choice(["a", "b", "tie"]))
             human.append({"item_id": pair, "rubric": RUBRIC, "answer_model": "", "score": np.nan,
