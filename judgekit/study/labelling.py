@@ -175,10 +175,10 @@ def label_session(study: Study, options: LabelOptions) -> tuple[LabellingSession
         plan, about = pair_plan(study, options.n, options.seed)
         pairs = labelling_items(study, plan)
         rubric = study.rubric(str(plan["rubric"].iloc[0]))
-        session = PairLabellingSession(
+        pair_session = PairLabellingSession(
             pairs, rubric, study.folder.long_labels, options.labeller, seed=options.seed
         )
-        return session, about
+        return pair_session, about
     plan, about = study_plan(study, options.n, options.seed)
     ordered = labelling_items(study, plan)
     shown = ("Model",) if options.show_model and "Model" in ordered.columns else ()

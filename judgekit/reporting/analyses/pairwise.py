@@ -12,11 +12,14 @@ Every table carries its interval level and design; each part that does not apply
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from judgekit.data.pairwise import games, pair_outcomes, view_inconsistent_as_tie
 from judgekit.reporting.analyses import step
 from judgekit.reporting.analysis import Analysis
+from judgekit.stats import CI
 from judgekit.study.folder import Study
 
 GROUP = ["judge", "variant", "run"]
@@ -37,6 +40,14 @@ def _answer_lengths(study: Study) -> pd.DataFrame | None:
         return None
     return pd.DataFrame({"pair_id": items["ID"], "length_a": items["Answer_A"].str.len(),
                          "length_b": items["Answer_B"].str.len()})  # fmt: skip
+
+
+def _by_group(frame: pd.DataFrame) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """The frame's parts per judge x variant x run, each with its keys."""
+    return [
+        (dict(zip(GROUP, values, strict=True)), part)
+        for values, part in frame.groupby(GROUP, sort=True)
+    ]
 
 
 def _estimates(table: pd.DataFrame, name: str, keys: list[str]) -> pd.DataFrame:
@@ -68,7 +79,6 @@ def pairwise_analysis(
         seed: The seed of every bootstrap.
     """
     from judgekit import plots, stats
-    from judgekit.stats import CI
 
     result = Analysis("10_pairwise")
     comparisons = study.comparisons(rubric or None)
@@ -97,18 +107,15 @@ def pairwise_analysis(
     else:
         played = parsed.merge(lengths, on="pair_id", how="left")
         rows = [
-            stats.longer_answer_win_rate(part, cluster=cluster, ci=wilson).assign(
-                judge=judge, variant=variant, run=run
-            )
-            for (judge, variant, run), part in played.groupby(GROUP, sort=True)
+            stats.longer_answer_win_rate(part, cluster=cluster, ci=wilson).assign(**keys)
+            for keys, part in _by_group(played)
         ]
         result.tables["length_bias"] = pd.concat(rows).assign(design=design)
 
     models = pd.concat([comparisons["model_a"], comparisons["model_b"]])
     chosen = baseline or str(models.value_counts().idxmax())
     ranking_rows, win_rows, lc_rows = [], [], []
-    for (judge, variant, run), part in parsed.groupby(GROUP, sort=True):
-        keys = {"judge": judge, "variant": variant, "run": run}
+    for keys, part in _by_group(parsed):
         ranking_rows.append(
             stats.bradley_terry(part, cluster=cluster, ties=ties, ci=ci).assign(**keys)
         )
@@ -168,7 +175,13 @@ def pairwise_analysis(
 
 
 def _human_parts(
-    result: Analysis, comparisons: pd.DataFrame, labels: pd.DataFrame, ci, wilson, cluster, design
+    result: Analysis,
+    comparisons: pd.DataFrame,
+    labels: pd.DataFrame,
+    ci: CI,
+    wilson: CI,
+    cluster: str | None,
+    design: str,
 ) -> None:
     """Agreement with the human labels, and between the human raters."""
     from judgekit import stats
