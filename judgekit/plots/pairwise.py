@@ -6,12 +6,21 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from judgekit.plots._common import require_columns, subplots, width_for_labels, wrap_label
+from judgekit.plots._common import CHAR_IN, require_columns, subplots, width_for_labels, wrap_label
 from judgekit.plots.style import categorical_colours, figure_size, publication_style
 
 #: The outcomes in the order stacked (kept apart: none is folded into another).
 OUTCOME_ORDER = ("consistent_win", "consistent_tie", "inconsistent", "one_unparsed",
                  "both_unparsed", "one_order")  # fmt: skip
+
+
+def _legend_columns(entries: list[str], width_in: float, most: int) -> int:
+    """As many legend columns as fit the figure's width (at most ``most``)."""
+    for columns in range(min(most, len(entries)), 1, -1):
+        widest = max(len(e) for e in entries) + 6
+        if widest * columns * CHAR_IN <= width_in:
+            return columns
+    return 1
 
 
 def _labels(frame: pd.DataFrame, columns: list[str]) -> list[str]:
@@ -47,7 +56,9 @@ def plot_outcome_shares(
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
         ax.set_xlabel("Share of pairs (judge · variant · run)", loc="right")
-        fig.legend(loc="outside upper center", ncol=min(2, len(present)))
+        names = [o.replace("_", " ") for o in present]
+        ncol = _legend_columns(names, figure_size(width)[0], 3)
+        fig.legend(loc="outside upper center", ncol=ncol)
     return fig
 
 
@@ -93,7 +104,8 @@ def plot_strength_forest(
         label = f"Bradley-Terry strength (log-odds, {level:.0%} CI)"
         ax.set_xlabel(wrap_label(label, figure_size(width)[0] - 0.3), loc="right")
         ax.grid(axis="x")
-        fig.legend(loc="outside upper center", ncol=min(len(raters), 4))
+        ncol = _legend_columns([str(r) for r in raters], figure_size(width)[0], 4)
+        fig.legend(loc="outside upper center", ncol=ncol)
     return fig
 
 
