@@ -87,6 +87,7 @@ def _session_again(session: PairLabellingSession) -> PairLabellingSession:
     return label_session(study, LabelOptions(labeller="cleo", seed=2))[0]  # type: ignore[return-value]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM.is_file(), reason=f"no chromium at {CHROMIUM}")
 def test_a_labeller_chooses_sides_with_the_keys_in_a_real_browser(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")

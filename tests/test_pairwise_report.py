@@ -71,6 +71,13 @@ def test_summary_table_and_design(analysis) -> None:
     assert not analysis.skipped
 
 
+def test_a_mistaken_parameter_is_one_line(study) -> None:
+    with pytest.raises(UsageError, match="baseline 'nobody' is no model"):
+        ANALYSES["10_pairwise"](study, baseline="nobody", n_boot=10)
+    with pytest.raises(UsageError, match="ties 'thurstone'"):
+        ANALYSES["10_pairwise"](study, ties="thurstone", n_boot=10)
+
+
 def test_parts_that_do_not_apply_are_skipped(tmp_path: Path) -> None:
     root = write_pairwise_study(tmp_path / "study", labels=False)
     judgments = pd.read_parquet(root / "judgments.parquet")
@@ -148,3 +155,18 @@ def test_the_report_plans_the_pairwise_step_and_skips_the_direct_ones(study) -> 
     assert steps["10_pairwise"].parameters["rubric"] == "mtbench_pairwise"
     for name in ("02_human_agreement", "05_distributions_and_bias", "09_judge_panel"):
         assert steps[name].skipped == "the study's rubrics are pairwise (see 10_pairwise)"
+
+
+@pytest.mark.slow
+def test_judgekit_report_runs_the_pairwise_notebook(tmp_path: Path) -> None:
+    from judgekit.cli.main import main
+
+    root = write_pairwise_study(tmp_path / "study")
+    main(["report", str(root)])
+    report = root / "report"
+    assert (report / "10_pairwise.ipynb").is_file()
+    summary = pd.read_csv(report / "tables" / "pairwise_summary.csv")
+    assert tuple(summary.columns) == SUMMARY_COLUMNS
+    assert (report / "tables" / "pairwise" / "bradley_terry.csv").is_file()
+    for stem in ("pairwise_outcomes", "pairwise_bradley_terry"):
+        assert (report / "figures" / f"{stem}.png").is_file()

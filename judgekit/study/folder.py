@@ -163,115 +163,33 @@ class Study:
         return self._rubrics[name]
 
     def is_pairwise(self, rubric: str) -> bool:
-        """Whether ``rubric`` compares two answers (``kind: pairwise``).
+        """Whether ``rubric`` compares two answers (:func:`judgekit.study.pairwise.is_pairwise`)."""
+        from judgekit.study import pairwise
 
-        A packaged pairwise rubric, an import recorded as pairwise in ``study.json``, or
-        judgments of the rubric that name the order shown (the pairwise contract's ``order``).
-        """
-        from judgekit.data.pairwise import ORDERS
-        from judgekit.rubrics import list_rubrics
-        from judgekit.study.rubrics import recorded_manifest
-
-        if rubric in list_rubrics("pairwise"):
-            return True
-        commands = recorded_manifest(self.folder).get("commands", [])
-        for command in commands if isinstance(commands, list) else []:
-            record = command.get("imported_rubric") if isinstance(command, dict) else None
-            if isinstance(record, dict) and (record.get("name"), record.get("kind")) == (
-                rubric,
-                "pairwise",
-            ):
-                return True
-        if "order" not in self.judgments.columns:
-            return False
-        orders = self.judgments.loc[self.judgments["rubric"] == rubric, "order"]
-        return bool(orders.fillna("").astype(str).isin(ORDERS).any())
+        return pairwise.is_pairwise(self, rubric)
 
     def pairwise_rubrics(self) -> list[str]:
         """The study's judged rubrics that are pairwise, sorted."""
-        judged = sorted(set(self.judgments["rubric"].astype(str)))
-        return [name for name in judged if self.is_pairwise(name)]
-
-    def _pairwise_rubric(self, rubric: str | None) -> str:
-        found = self.pairwise_rubrics()
-        if rubric is None:
-            if len(found) != 1:
-                raise UsageError(
-                    f"say which pairwise rubric: the study judged {', '.join(found) or 'none'}"
-                )
-            return found[0]
-        if rubric not in found:
-            raise UsageError(
-                f"rubric {rubric!r} is not a judged pairwise rubric; pairwise: "
-                f"{', '.join(found) or 'none'}"
-            )
-        return rubric
+        return [name for name in sorted(set(self.judgments["rubric"].astype(str)))
+                if self.is_pairwise(name)]  # fmt: skip
 
     def comparisons(self, rubric: str | None = None) -> pd.DataFrame:
         """The comparison long table of a pairwise rubric (``data.pairwise.COMPARISON_COLUMNS``).
 
-        One row per pair x judge x variant x run x order, from the attempt that settled it;
-        ``cluster`` is the pair's question when the judgments carry one (:attr:`cluster`).
-
-        Raises:
-            UsageError: For a rubric that is not pairwise, or none named in a study of several.
+        See :func:`judgekit.study.pairwise.comparisons`.
         """
-        from judgekit.data.pairwise import COMPARISON_COLUMNS, check_comparisons
+        from judgekit.study import pairwise
 
-        chosen = self._pairwise_rubric(rubric)
-        rows = self.judgments[
-            (self.judgments["rubric"] == chosen)
-            & (self.judgments["status"] != Status.UNKNOWN_ID.value)
-        ]
-        keys = ["item_id", JUDGE, "variant", "run", "order"]
-        last = rows.groupby(keys, sort=False, dropna=False)["attempt"].transform("max")
-        rows = rows[rows["attempt"] == last].drop_duplicates(keys, keep="last")
-        # the reason is a reply text: a study loaded without replies has none
-        blank = pd.Series("", index=rows.index)
-        text = {c: rows.get(c, blank).fillna("").astype(str) for c in ("verdict", "reason")}
-        frame = pd.DataFrame(
-            {
-                "pair_id": rows["item_id"].astype(str),
-                JUDGE: rows[JUDGE].astype(str),
-                "variant": rows["variant"].astype(str),
-                "run": rows["run"],
-                "order": rows["order"].astype(str),
-                **text,
-                "status": rows["status"].astype(str),
-                "model_a": rows["model_a"].fillna("").astype(str),
-                "model_b": rows["model_b"].fillna("").astype(str),
-            }
-        )
-        if self.cluster:
-            frame["cluster"] = rows[self.cluster].astype(str)
-        frame = frame[[c for c in COMPARISON_COLUMNS if c in frame.columns]]
-        check_comparisons(frame, what=str(self.folder.judgments))
-        return frame.reset_index(drop=True)
+        return pairwise.comparisons(self, rubric)
 
     def pair_labels(self, rubric: str | None = None) -> pd.DataFrame:
-        """The human pairwise labels of a pairwise rubric: ``pair_id, rater, verdict``.
+        """Human pairwise labels, ``pair_id, rater, verdict``.
 
-        Every rater's ``ok`` label with a verdict (``a``/``b``/``tie``), from the items file's
-        label column and the labelling tool (``labels.csv``), never merged; possibly empty.
+        See :func:`judgekit.study.pairwise.pair_labels`.
         """
-        chosen = self._pairwise_rubric(rubric)
-        human = self.human
-        columns = ["pair_id", "rater", "verdict"]
-        if "verdict" not in human.columns or human.empty:
-            return pd.DataFrame(columns=columns)
-        verdict = human["verdict"].fillna("").astype(str).str.strip().str.lower()
-        usable = (human["status"].astype(str) == Status.OK.value) & verdict.isin(("a", "b", "tie"))
-        rubrics = human["rubric"].fillna("").astype(str)
-        usable &= (rubrics == chosen) | (rubrics == "")
-        kept = human.loc[usable]
-        return pd.DataFrame(
-            {
-                "pair_id": kept["item_id"].astype(str),
-                "rater": kept["labeller"].astype(str),
-                "verdict": verdict[usable],
-            },
-            columns=columns,
-        ).reset_index(drop=True)
+        from judgekit.study import pairwise
+
+        return pairwise.pair_labels(self, rubric)
 
     @property
     def cluster(self) -> str | None:

@@ -21,6 +21,7 @@ from judgekit.reporting.analyses import step
 from judgekit.reporting.analysis import Analysis
 from judgekit.stats import CI
 from judgekit.study.folder import Study
+from judgekit.types import UsageError
 
 GROUP = ["judge", "variant", "run"]
 SUMMARY_COLUMNS = (
@@ -80,6 +81,8 @@ def pairwise_analysis(
     """
     from judgekit import plots, stats
 
+    if ties not in ("half", "davidson", "rao-kupper"):
+        raise UsageError(f"ties {ties!r}: use 'half', 'davidson' or 'rao-kupper'")
     result = Analysis("10_pairwise")
     comparisons = study.comparisons(rubric or None)
     cluster = "cluster" if "cluster" in comparisons.columns else None
@@ -114,6 +117,10 @@ def pairwise_analysis(
 
     models = pd.concat([comparisons["model_a"], comparisons["model_b"]])
     chosen = baseline or str(models.value_counts().idxmax())
+    if chosen not in set(models):
+        raise UsageError(
+            f"baseline {chosen!r} is no model of the study: {', '.join(sorted(set(models)))}"
+        )
     ranking_rows, win_rows, lc_rows = [], [], []
     for keys, part in _by_group(parsed):
         ranking_rows.append(
