@@ -152,11 +152,17 @@ def pairwise_analysis(
     else:
         view = view_inconsistent_as_tie(outcomes)
         view = view.loc[view["winner"] != ""]
-        long = view.assign(rater=view["judge"], label=view["winner"])
-        result.tables["judge_kappas"] = stats.rater_kappas(long, ci=wilson).assign(
-            method="Cohen's kappa between judges (per-pair verdicts, a flip counts as a tie)",
-            design=design,
-        )
+        kappas = [  # the judges of one variant and run, against each other
+            stats.rater_kappas(part.assign(rater=part["judge"], label=part["winner"]), ci=wilson)
+            .assign(variant=variant, run=run)
+            for (variant, run), part in view.groupby(["variant", "run"], sort=True)
+            if part["judge"].nunique() >= 2
+        ]  # fmt: skip
+        if kappas:
+            result.tables["judge_kappas"] = pd.concat(kappas, ignore_index=True).assign(
+                method="Cohen's kappa between judges (per-pair verdicts, a flip counts as a tie)",
+                design=f"{level:.0%} analytic intervals",
+            )
 
     labels = study.pair_labels(rubric or None).rename(columns={"verdict": "label"})
     summary = outcomes.groupby(GROUP).size().rename("n_pairs").reset_index()
