@@ -154,8 +154,8 @@ def pairwise_analysis(
         view = view.loc[view["winner"] != ""]
         kappas = [  # the judges of one variant and run, against each other
             stats.rater_kappas(part.assign(rater=part["judge"], label=part["winner"]), ci=wilson)
-            .assign(variant=variant, run=run)
-            for (variant, run), part in view.groupby(["variant", "run"], sort=True)
+            .assign(variant=str(part["variant"].iloc[0]), run=part["run"].iloc[0])
+            for _, part in view.groupby(["variant", "run"], sort=True)
             if part["judge"].nunique() >= 2
         ]  # fmt: skip
         if kappas:
