@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from pairwise_study import MODELS, write_pairwise_study
+from pairwise_fixture import MODELS, write_pairwise_study
 
 from judgekit.labels import read_labels_table
 from judgekit.labels.page import LabellingPage

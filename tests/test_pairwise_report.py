@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from pairwise_study import write_pairwise_study
+from pairwise_fixture import write_pairwise_study
 from scipy import optimize
 
 from judgekit.reporting.analyses import ANALYSES
