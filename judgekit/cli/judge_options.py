@@ -53,6 +53,10 @@ def judge(  # long only because typer reads one parameter per flag from the sign
         str | None, typer.Option(help="Put labels on the scale: 1=0,4=5 (4=: unlabelled).")
     ] = None,
     no_labels: Annotated[bool, typer.Option(help="Leave the human labels out.")] = False,
+    orders: Annotated[
+        str,
+        typer.Option(help="Pairwise rubrics: show each pair both|ab|random (seeded by --seed)."),
+    ] = "both",
     runs: Annotated[int, typer.Option(help="Repeats of every request.")] = 1,
     variants: Annotated[
         list[str] | None,

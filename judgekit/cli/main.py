@@ -227,17 +227,37 @@ def simulate(
         Path | None, typer.Option(help="Answer this batch JSONL offline instead of serving.")
     ] = None,
     output: Annotated[Path | None, typer.Option(help="Results file of --run-batch.")] = None,
+    position_bias: Annotated[
+        float | None, typer.Option(help="Pairwise: logit for the answer shown first.")
+    ] = None,
+    length_bias: Annotated[
+        float | None, typer.Option(help="Pairwise: logit per tanh(length difference / 100).")
+    ] = None,
+    self_preference: Annotated[
+        float | None, typer.Option(help="Pairwise: logit for an answer holding --self-marker.")
+    ] = None,
+    self_marker: Annotated[
+        str | None, typer.Option(help="Pairwise: text marking an answer as the judge's own.")
+    ] = None,
 ) -> None:
     """Serve the OpenAI-compatible simulator (for tests and benchmarks; it is not a judge)."""
     from judgekit.simulator.__main__ import run_batch as answer_file
     from judgekit.simulator.__main__ import serve
 
+    knobs = {
+        name: value
+        for name, value in (
+            ("position_bias", position_bias), ("length_bias", length_bias),
+            ("self_preference", self_preference), ("self_marker", self_marker),
+        )
+        if value is not None
+    }  # fmt: skip
     if run_batch is None:
-        serve(config_path, port)
+        serve(config_path, port, knobs=knobs)
         return
     if output is None:
         raise UsageError("--run-batch needs --output RESULTS.jsonl")
-    answered, failed = answer_file(run_batch, output, config_path)
+    answered, failed = answer_file(run_batch, output, config_path, knobs=knobs)
     typer.echo(f"{answered} lines answered, {failed} failed: {output}")
 
 

@@ -116,6 +116,10 @@ def read_labels(path: str | Path) -> pd.DataFrame:
     return _with_text_ids(read_frame(path, required=LABEL_COLUMNS, what="human labels table"))
 
 
+#: The order a pairwise row's pair was shown in (``ab``/``ba``; docs/pairwise.md).
+ORDER = "order"
+
+
 def final_verdicts(judgments: pd.DataFrame) -> pd.DataFrame:
     """Keep the last attempt of every (rubric, variant, model, run, item); drop foreign IDs.
 
@@ -126,7 +130,9 @@ def final_verdicts(judgments: pd.DataFrame) -> pd.DataFrame:
     """
     asked = judgments[judgments["status"] != Status.UNKNOWN_ID.value]
     keys = [*VERDICT_KEYS, JUDGE] if JUDGE in asked.columns else list(VERDICT_KEYS)
-    last = asked.groupby(keys, sort=False)["attempt"].transform("max")
+    if ORDER in asked.columns:  # a pairwise table: each order of a pair is its own verdict
+        keys.append(ORDER)
+    last = asked.groupby(keys, sort=False, dropna=False)["attempt"].transform("max")
     return asked[asked["attempt"] == last].reset_index(drop=True)
 
 

@@ -34,6 +34,8 @@ _RULE_AFTER = re.compile(
     r"[\s\"'`*)\]]*(?:if|when|for\s+(?:a\s+)?tie|means|indicates|denotes|=\s*assistant)\b",
     re.IGNORECASE,
 )
+#: The registered formats that read a verdict between two answers (a pairwise rubric's).
+PAIRWISE_FORMATS = frozenset({"pair_mtbench", "pair_arena", "pair_output_ab", "pair_rating"})
 #: The longest explanation kept as the verdict's reason (the reply stays in ``raw``).
 _REASON_CHARS = 2000
 

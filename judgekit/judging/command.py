@@ -13,10 +13,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TextIO
 
+import pandas as pd
+
 from judgekit.data import TABLE_SUFFIXES, Table, read_table
 from judgekit.data.columns import check_lookalikes, column_map
 from judgekit.engine import JudgeOptions
 from judgekit.judging.clients import EndpointOptions
+from judgekit.judging.pairs import PairPlan, is_pairwise, pair_study_items
 from judgekit.judging.panel import JudgeSpec, check_panel, command_judges
 from judgekit.rubrics import PromptRubric
 from judgekit.study.accumulate import check_rewritable, merged_items, read_manifest
@@ -60,6 +63,8 @@ class JudgeCommand:
         label_map: Labels off the rubric's scale put on it (``--label-map``).
         no_labels: Leave the human labels out (``--no-labels``).
         command_line: The command as typed, recorded in ``study.json``.
+        orders: A pairwise rubric's orders: ``both``, ``ab`` or ``random`` (seeded by the
+            judging seed; :mod:`judgekit.judging.pairs`).
     """
 
     items: Path
@@ -85,6 +90,7 @@ class JudgeCommand:
     label_map: str | None = None
     no_labels: bool = False
     command_line: str = ""
+    orders: str = "both"
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any]) -> JudgeCommand:
@@ -144,6 +150,8 @@ class Prepared:
     judges: tuple[JudgeSpec, ...]
     label_note: str = ""
     manifest: Mapping[str, Any] | None = None
+    pairs: PairPlan | None = None  # a pairwise rubric's orders (judgekit.judging.pairs)
+    pair_frame: pd.DataFrame | None = None  # its checked pair frame (the items the study keeps)
 
     def options(self, spec: JudgeSpec | None = None) -> JudgeOptions:
         """The judging options for ``spec`` (its own prices, else the command's) on the store."""
@@ -300,7 +308,7 @@ def prepare(command: JudgeCommand) -> Prepared:
     if command.limit is not None and command.limit < 1:
         raise UsageError(f"--limit {command.limit}: give at least 1")
     rubric = load_any_rubric(command.rubric, command.column_map, command.format_reminder)
-    prompt = isinstance(rubric, PromptRubric)
+    prompt = isinstance(rubric, PromptRubric) or is_pairwise(rubric)  # pairs: checked below
     table = read_table(
         command.items,
         required=() if prompt else rubric.required_columns,
@@ -313,14 +321,26 @@ def prepare(command: JudgeCommand) -> Prepared:
     check_lookalikes(table.frame.columns, rubric.optional_columns, table.path)
     if isinstance(rubric, PromptRubric):
         check_placeholders(rubric, [str(c) for c in table.frame.columns], command.items)
-    labelled, label_column, label_note = choose_labels(
-        table, rubric, command.labels_column, command.label_map, no_labels=command.no_labels
-    )
-    items, unused = study_items(labelled, rubric, label_column=label_column)
-    items = items[: command.limit] if command.limit else items
+    plan, pair_frame = None, None
+    if is_pairwise(rubric):
+        if command.id_score_csv is not None or command.label_map is not None:
+            flag = "--id-score-csv" if command.id_score_csv is not None else "--label-map"
+            raise UsageError(f"{flag} is for direct scoring; {rubric.name} compares two answers")
+        items, unused, label_column, label_note, plan, pair_frame = pair_study_items(
+            table, rubric, command.labels_column, orders=command.orders,
+            seed=command.judging.seed or 0, no_labels=command.no_labels,
+        )  # fmt: skip
+    else:
+        labelled, label_column, label_note = choose_labels(
+            table, rubric, command.labels_column, command.label_map, no_labels=command.no_labels
+        )
+        items, unused = study_items(labelled, rubric, label_column=label_column)
+        items = items[: command.limit] if command.limit else items
     _check_ids(items, command.items)
     if command.study is not None:
-        merged_items(command.study, table.frame)  # an item the study holds must not change
+        merged_items(
+            command.study, table.frame if pair_frame is None else pair_frame
+        )  # an item the study holds must not change
     judges = command_judges(command.judges, command.panel, command.endpoint)
     if len(judges) > 1 and command.write_requests is not None:
         raise UsageError(
@@ -330,7 +350,7 @@ def prepare(command: JudgeCommand) -> Prepared:
     check_panel(judges)
     return Prepared(
         command, rubric, table, items, unused, label_column, output, store, temporary,
-        judges, label_note, manifest,
+        judges, label_note, manifest, plan, pair_frame,
     )  # fmt: skip
 
 
@@ -341,7 +361,11 @@ def describe_inputs(prepared: Prepared, err: TextIO) -> None:
         read_as = ", ".join(f"'{h}' as {c}" for h, c in prepared.table.renamed)
         print(f"columns read under their canonical names: {read_as}", file=err)
     sent = [c for c in rubric.input_columns if any(c in item.fields for item in items)]
-    print(f"{len(items)} items; sent to the judge: {', '.join(sent)}", file=err)
+    what = f"{len(items)} items"
+    if prepared.pairs is not None:
+        pairs = len({pair for pair, _ in prepared.pairs.shown.values()})
+        what = f"{pairs} pairs, orders {prepared.pairs.orders}: {len(items)} requests"
+    print(f"{what}; sent to the judge: {', '.join(sent)}", file=err)
     if prepared.unused_columns:
         print(f"not sent to the judge: {', '.join(prepared.unused_columns)}", file=err)
     print(prepared.label_note, file=err)

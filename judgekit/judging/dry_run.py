@@ -28,6 +28,7 @@ from judgekit.engine.tokens import estimate_message_tokens
 from judgekit.judging.batch import at_batch_rates, batch_client
 from judgekit.judging.clients import EndpointOptions, local_judge_client, planning_client
 from judgekit.judging.command import Prepared
+from judgekit.judging.pairs import first_of_each_order
 from judgekit.judging.panel import JudgeSpec
 from judgekit.local.server import LocalJudgeServer, LocalServerConfig
 from judgekit.study.own_prompt import prompt_notice
@@ -196,6 +197,11 @@ def dry_run(prepared: Prepared, out: TextIO, err: TextIO | None = None) -> None:
             for message in request.messages:
                 print(f"--- {message['role']} ---\n{message['content']}", file=out)
             shown = True
+            for item in first_of_each_order(prepared.items, prepared.pairs)[1:]:
+                other, _ = preview([item], prepared.rubric, client, prepared.options(spec))
+                print(f"--- the first request shown in the other order ({item.id}) ---", file=out)
+                for message in other.messages if other is not None else ():
+                    print(f"--- {message['role']} ---\n{message['content']}", file=out)
         if request is not None:
             print(f"--- options ---\n{json.dumps(request.options, indent=1)}", file=out)
         print(estimate.describe(), file=out)

@@ -18,6 +18,7 @@ from judgekit.engine import ResponseStore
 from judgekit.engine.batch_files import BatchState
 from judgekit.engine.storelock import lock_path
 from judgekit.judging.command import JudgeCommand, Prepared
+from judgekit.judging.pairs import pair_labels, pairwise_rows
 from judgekit.judging.panel_run import JudgeOutcome, judge_panel
 from judgekit.study.accumulate import CommandRecord, label_slug, merged_items, write_study
 from judgekit.study.errors import RunFailed
@@ -97,6 +98,8 @@ def run(
             for outcome in outcomes.values()
             if outcome.judgments is not None
         ]
+        if prepared.pairs is not None:  # each order's rows back to the pair's, with its verdict
+            tables = [pairwise_rows(table, prepared.pairs) for table in tables]
         try:
             if tables:
                 write_outputs(prepared, pd.concat(tables, ignore_index=True), outcomes, clients)
@@ -136,7 +139,9 @@ def write_outputs(
     if command.study is None:
         return
     labels = pd.DataFrame(columns=list(LABEL_COLUMNS))
-    if prepared.label_column is not None:
+    if prepared.pairs is not None:
+        labels = pair_labels(prepared.pairs, prepared.rubric.name)
+    elif prepared.label_column is not None:
         labels = human_labels(prepared.items, prepared.rubric, prepared.label_column)
     judging = command.judging
     details = {
@@ -158,6 +163,8 @@ def write_outputs(
         },
         "failed_judges": {label: o.failure for label, o in outcomes.items() if o.failure},
     }
+    if prepared.pairs is not None:
+        details["pairwise"] = prepared.pairs.record()
     record = CommandRecord(command.command_line, str(command.items.resolve()), details)
     judged = {label for label, o in outcomes.items() if o.judgments is not None}
     rubric = {
@@ -169,13 +176,18 @@ def write_outputs(
     write_study(
         command.study,
         prepared.manifest,
-        items=merged_items(command.study, prepared.table.frame),
+        items=merged_items(command.study, study_items_frame(prepared)),
         judgments=judgments,
         labels=labels,
         judges=[s.describe(clients.get(s.label)) for s in prepared.judges if s.label in judged],
         record=record,
         settings=settings,
     )
+
+
+def study_items_frame(prepared: Prepared) -> pd.DataFrame:
+    """The items the study keeps: the file as read, or a pairwise file's canonical pair frame."""
+    return prepared.table.frame if prepared.pair_frame is None else prepared.pair_frame
 
 
 def _id_score_paths(base: Path, command: JudgeCommand) -> dict[tuple[str, int], Path]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.data.columns import DEFAULT_ALIASES, alias_key
+from judgekit.data.pairwise import ANSWER_A, ANSWER_B, ITEM_MODEL_A, ITEM_MODEL_B, PAIR_ALIASES
 from judgekit.formats import FormatSpec, format_names
 from judgekit.rubrics.criteria import CriterionLike, common_scale, validate_criteria
 from judgekit.rubrics.placeholders import PromptTemplate
@@ -24,6 +25,7 @@ from judgekit.types import CANONICAL_COLUMNS, OutputFormat, Scale
 PROMPT_KEYS = {
     "prompt": "the prompt file (in a folder's config.yaml)",
     "name": "rubric name (default: the file's name)",
+    "kind": "direct (one answer, the default) or pairwise ({answer_a} and {answer_b} compared)",
     "description": "one line on what it measures",
     "output_format": f"how the judge answers: {', '.join(format_names())}",
     "scale": "allowed scores, e.g. {allowed: [1, 2, 3, 4, 5]}, and abstain values",
@@ -55,9 +57,13 @@ _PASSED_ON = (
     "score_marker",
 )
 #: A placeholder named like a canonical column or one of its aliases reads that column.
-_CANONICAL = {alias_key(column): column for column in CANONICAL_COLUMNS} | {
-    alias_key(alias): column for alias, column in DEFAULT_ALIASES.items()
-}
+#: (A pairwise prompt's ``{answer_a}``, ``{response_b}``, ``{model_a}`` read the pair columns.)
+_PAIR_COLUMNS = (ANSWER_A, ANSWER_B, ITEM_MODEL_A, ITEM_MODEL_B)
+_CANONICAL = (
+    {alias_key(alias): column for alias, column in PAIR_ALIASES.items() if column in _PAIR_COLUMNS}
+    | {alias_key(column): column for column in (*_PAIR_COLUMNS, *CANONICAL_COLUMNS)}
+    | {alias_key(alias): column for alias, column in DEFAULT_ALIASES.items()}
+)
 
 
 def _default_column(placeholder: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from judgekit.formats import FormatSpec, format_names, get_format
+from judgekit.formats.verdicts import PAIRWISE_FORMATS
 from judgekit.types import OutputFormat, Scale
 
 #: What a rubric name may be (it names files and columns).
@@ -66,6 +67,7 @@ def shared_settings(
         ValueError: On an unknown output format, or a ``batched`` key (the format decides).
     """
     spec = format_spec(config["output_format"], str(where))
+    check_kind(config.get("kind", "direct"), spec, where)
     if "batched" in config:
         raise ValueError(batched_is_the_formats(where, config["batched"], spec))
     batch_size = params.get("default_batch_size", config.get("default_batch_size"))
@@ -86,6 +88,24 @@ def shared_settings(
         ),
         "score_marker": None if marker is None else str(marker),
     }
+
+
+def check_kind(kind: object, spec: FormatSpec, where: Path) -> None:
+    """Refuse a ``kind`` the output format contradicts: ``pairwise`` needs a verdict format.
+
+    Raises:
+        ValueError: One line naming the settings file, the kind and the formats that fit it.
+    """
+    pairwise = spec.name in PAIRWISE_FORMATS
+    if kind not in ("direct", "pairwise"):
+        raise ValueError(f"{where}: kind {kind!r}: say direct (one answer) or pairwise (two)")
+    if (kind == "pairwise") != pairwise:
+        fits = ", ".join(sorted(PAIRWISE_FORMATS))
+        raise ValueError(
+            f"{where}: kind {kind} with output_format {spec.name}: a pairwise rubric reads a "
+            f"verdict ({fits}); "
+            + ("say kind: pairwise" if pairwise else "choose one of them, or leave kind out")
+        )
 
 
 def batched_is_the_formats(path: Path, declared: object, spec: FormatSpec) -> str:

@@ -10,8 +10,9 @@ import argparse
 import dataclasses
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from judgekit.config import stop_on_signals
 from judgekit.simulator.batches import run_batch_file
@@ -21,7 +22,11 @@ from judgekit.simulator.server import run_simulator
 
 
 def serve(
-    config_path: Path | None = None, port: int | None = None, *, stop: threading.Event | None = None
+    config_path: Path | None = None,
+    port: int | None = None,
+    *,
+    stop: threading.Event | None = None,
+    knobs: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve until interrupted (or until ``stop`` is set), printing the base URL first.
 
@@ -29,8 +34,9 @@ def serve(
         config_path: YAML file of :class:`SimulatorConfig` settings (None = defaults).
         port: Port to listen on; overrides the file (None = the file's, else a free port).
         stop: Event that ends the server (for embedding); Ctrl-C also ends it.
+        knobs: Settings that override the file's (e.g. ``position_bias``).
     """
-    config = load_config(config_path) if config_path else SimulatorConfig()
+    config = _configured(config_path, knobs)
     if port is not None:
         config = dataclasses.replace(config, port=port)
     stop = stop or threading.Event()
@@ -48,13 +54,24 @@ def serve(
         print(f"stopped; stats: {handle.stats()}", flush=True)
 
 
-def run_batch(source: Path, target: Path, config_path: Path | None = None) -> tuple[int, int]:
+def _configured(config_path: Path | None, knobs: Mapping[str, Any] | None) -> SimulatorConfig:
+    config = load_config(config_path) if config_path else SimulatorConfig()
+    return dataclasses.replace(config, **dict(knobs or {}))
+
+
+def run_batch(
+    source: Path,
+    target: Path,
+    config_path: Path | None = None,
+    *,
+    knobs: Mapping[str, Any] | None = None,
+) -> tuple[int, int]:
     """Answer a batch input file into a results file offline, as ``vllm run-batch`` does.
 
     The same answers as the Batch API of a server with this configuration (faults included,
     with ``source="batch"``). Returns (lines answered, lines failed).
     """
-    config = load_config(config_path) if config_path else SimulatorConfig()
+    config = _configured(config_path, knobs)
     simulator = Simulator(config)
     return run_batch_file(
         lambda body: simulator.answer_chat(body, source="batch"), source, target, seed=config.seed

@@ -72,6 +72,12 @@ class SimulatorConfig:
             so a test can check at the server which key each endpoint received.
         keep_log: Keep every request in the log (False: the counts only, for a long benchmark
             whose log of request bodies would outgrow the memory and slow the server down).
+        position_bias: A pairwise request's logit in favour of the answer shown first
+            (:mod:`judgekit.simulator.pairwise`; 0 = none).
+        length_bias: Its logit per ``tanh`` of the length difference / 100 characters.
+        self_preference: Its logit for an answer holding ``self_marker`` (the judge's own).
+        self_marker: Text that marks an answer as the judge's own (``None``: none is).
+        tie_rate: Chance of a tie verdict where the format has one.
     """
 
     seed: int = 0
@@ -98,6 +104,11 @@ class SimulatorConfig:
     port: int = 0
     api_key: str | None = None
     keep_log: bool = True
+    position_bias: float = 0.0
+    length_bias: float = 0.0
+    self_preference: float = 0.0
+    self_marker: str | None = None
+    tie_rate: float = 0.0
 
     def __post_init__(self) -> None:
         rates = {
@@ -105,6 +116,7 @@ class SimulatorConfig:
             "error_500_rate": self.error_500_rate,
             "timeout_rate": self.timeout_rate,
             "drop_rate": self.drop_rate,
+            "tie_rate": self.tie_rate,
             **{f"malformed.{kind}": rate for kind, rate in self.malformed.items()},
         }
         for name, rate in rates.items():

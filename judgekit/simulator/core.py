@@ -15,6 +15,7 @@ from typing import Any
 from judgekit.simulator.compose import compose_reply
 from judgekit.simulator.config import SimulatorConfig
 from judgekit.simulator.faults import Draw, SlidingWindowLimiter, body_hash
+from judgekit.simulator.pairwise import pairwise_reply
 from judgekit.simulator.reading import message_text, read_task
 from judgekit.simulator.scoring import score_items
 from judgekit.simulator.tokens import logprobs_content, prompt_tokens, tokenize
@@ -234,7 +235,9 @@ class Simulator:
         if timed_out and source == "online":
             delay += config.timeout_sleep_s
         task = read_task(body, forced_scale=config.scale)
-        reply = compose_reply(task, score_items(task, config, draw), config, draw)
+        reply = pairwise_reply(body, config, draw)  # None unless it compares two answers
+        if reply is None:
+            reply = compose_reply(task, score_items(task, config, draw), config, draw)
         text, finish_reason = reply.text, reply.finish_reason
         tokens = tokenize(text)
         if task.max_tokens is not None and len(tokens) > task.max_tokens:

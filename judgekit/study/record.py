@@ -61,7 +61,7 @@ def keep_rubric(spec: str, study: Path) -> str:
     """
     from judgekit.rubrics import list_rubrics
 
-    if spec in list_rubrics():
+    if spec in (*list_rubrics(), *list_rubrics("pairwise")):
         return spec
     source = Path(spec)
     if source.is_dir():
