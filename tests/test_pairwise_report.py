@@ -158,15 +158,20 @@ def test_the_report_plans_the_pairwise_step_and_skips_the_direct_ones(study) -> 
 
 
 @pytest.mark.slow
-def test_judgekit_report_runs_the_pairwise_notebook(tmp_path: Path) -> None:
+def test_a_judged_position_biased_study_shows_its_bias_in_the_report(tmp_path: Path) -> None:
+    from pairwise_study import make_pairwise_study
+
     from judgekit.cli.main import main
 
-    root = write_pairwise_study(tmp_path / "study")
-    main(["report", str(root)])
-    report = root / "report"
-    assert (report / "10_pairwise.ipynb").is_file()
-    summary = pd.read_csv(report / "tables" / "pairwise_summary.csv")
+    study = make_pairwise_study(tmp_path, n_pairs=30, position=1.5)
+    assert main(["report", str(study)]) == 0
+    tables = study / "report" / "tables"
+    bias = pd.read_csv(tables / "pairwise" / "position_bias.csv").set_index("method")
+    assert bias.loc["first-position win rate", "ci_low"] > 0.6
+    shares = pd.read_csv(tables / "pairwise" / "outcome_shares.csv").set_index("outcome")
+    assert shares.loc["inconsistent", "estimate"] > 0.3
+    summary = pd.read_csv(tables / "pairwise_summary.csv")
     assert tuple(summary.columns) == SUMMARY_COLUMNS
-    assert (report / "tables" / "pairwise" / "bradley_terry.csv").is_file()
-    for stem in ("pairwise_outcomes", "pairwise_bradley_terry"):
-        assert (report / "figures" / f"{stem}.png").is_file()
+    assert summary["n_pairs"].tolist() == [30] and summary["accuracy"].notna().all()
+    assert (study / "report" / "10_pairwise.ipynb").is_file()
+    assert (study / "report" / "figures" / "pairwise_bradley_terry.png").is_file()
