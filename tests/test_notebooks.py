@@ -53,8 +53,8 @@ EXPECTED_FIGURES = {
 }
 
 
-def test_there_are_nine_notebooks() -> None:
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
+def test_there_are_ten_notebooks() -> None:
+    assert [p.stem[:2] for p in NOTEBOOKS] == [f"{n:02d}" for n in range(1, 11)]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -106,8 +106,9 @@ def test_every_source_has_its_notebook() -> None:
 @pytest.mark.parametrize("name", ["demo", "paper"])
 def test_parameter_sets_only_set_known_parameters(name: str, tmp_path: Path) -> None:
     runs = load_parameter_set(config.PARAMS_DIR / name, tmp_path, tmp_path / "figures")
-    # The demo judges with one local model: no panel for 09, which paper/ runs on the riddles.
-    left_out = {"09_judge_panel"} if name == "demo" else set()
+    # The demo judges with one local model: no panel for 09, which paper/ runs on the riddles;
+    # both judge answers one at a time, so neither runs the pairwise step 10.
+    left_out = {"10_pairwise"} | ({"09_judge_panel"} if name == "demo" else set())
     assert {r.notebook.stem for r in runs} == {p.stem for p in NOTEBOOKS} - left_out
     judging = next(r for r in runs if r.name == "01_run_judging")
     assert judging.parameters["dataset_path"] == str(config.DATA_DIR / "demo/riddles_demo.csv")

@@ -346,6 +346,36 @@ FIGURES.update(
     }
 )
 
+# The pairwise report's figures (10_pairwise), with a panel of long judge labels.
+_PAIR_RATERS = ("gpt-4o-2024-08-06 · base · run 1", "claude-3-5-sonnet · base · run 1")
+FIGURES.update(
+    {
+        "pairwise_outcomes": lambda: plots.plot_outcome_shares(
+            pd.DataFrame(
+                [
+                    {"judge": j, "variant": "paraphrase-2", "run": 1, "outcome": o, "estimate": e}
+                    for j in ("gpt-4o-2024-08-06", "claude-3-5-sonnet", "llama-3-70b")
+                    for o, e in (("consistent_win", 0.55), ("consistent_tie", 0.1),
+                                 ("inconsistent", 0.25), ("one_unparsed", 0.07),
+                                 ("both_unparsed", 0.03))
+                ]
+            )
+        ),
+        "pairwise_bradley_terry": lambda: plots.plot_strength_forest(
+            pd.DataFrame(
+                [
+                    {"rater": r, "model": m, "strength": e + k * 0.1, "ci_low": e - 0.4,
+                     "ci_high": e + 0.5}
+                    for k, r in enumerate(_PAIR_RATERS)
+                    for m, e in (("gpt-4-turbo", 1.2), ("mixtral-8x7b-instruct", 0.1),
+                                 ("vicuna-13b-v1.5", -0.5), ("alpaca-13b", -0.8))
+                ]
+            ),
+            rater="rater",
+        ),
+    }
+)  # fmt: skip
+
 
 def _undrawn_ticks(fig: Figure) -> set[int]:
     """Tick labels outside their axis' view: matplotlib keeps them but never draws them."""

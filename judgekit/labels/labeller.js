@@ -8,6 +8,7 @@
 // is 10, never a 1 and then a 0.
 const MOVES = "s skip · ← → (or p n) move";
 const HELP_DIGIT = `a digit scores · ${MOVES}`;
+const HELP_SIDES = `1 or l left · 2 or r right · 0 or t tie · ${MOVES}`;
 const HELP_TYPED = `type the score, Enter saves it (Backspace corrects, Esc clears) · ${MOVES}`;
 
 function element(tag, className, text) {
@@ -90,7 +91,7 @@ function render({ model, el }) {
     current.textContent = !label
       ? "Not labelled yet"
       : label.status === "ok"
-        ? `Your label: ${label.score}`
+        ? `Your label: ${shown(label.score)}`
         : label.status === "skip"
           ? "Skipped: not a label, this item comes back"
           : "You abstained on this item";
@@ -101,11 +102,19 @@ function render({ model, el }) {
     say(model.get("error"));
   }
 
+  // A pairwise study's choices are codes on the scale (1 left, 2 right, 0 tie), shown by name.
+  const SIDE_KEYS = { l: "1", r: "2", t: "0" };
+  function shown(score) {
+    if (!model.get("pairwise")) return `${score}`;
+    return { 1: "the left answer", 2: "the right answer", 0: "a tie" }[score] ?? `${score}`;
+  }
+
   function multiDigit() {
     return Math.max(...allowed()) > 9;
   }
 
   function keys() {
+    if (model.get("pairwise")) return HELP_SIDES;
     return multiDigit() ? HELP_TYPED : HELP_DIGIT;
   }
 
@@ -174,7 +183,7 @@ function render({ model, el }) {
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey || event.key === "Tab") return;
-    const key = event.key;
+    const key = model.get("pairwise") ? SIDE_KEYS[event.key] || event.key : event.key;
     if (/^[0-9]$/.test(key)) digit(key);
     else if (key === "Enter" && multiDigit()) enter();
     else if ((key === "Backspace" || key === "Escape") && multiDigit()) correct(key === "Escape");

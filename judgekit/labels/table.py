@@ -36,6 +36,8 @@ LABEL_TABLE_COLUMNS: tuple[str, ...] = (
     "rubric",
     "rubric_version",
 )
+#: The optional column of a pairwise label: ``a``, ``b`` or ``tie`` in the original A/B.
+VERDICT = "verdict"
 #: What a labeller can say about an item.
 LABEL_STATUSES: tuple[str, ...] = ("ok", "skip", "abstain")
 
@@ -95,7 +97,9 @@ def read_labels_table(path: str | Path) -> pd.DataFrame:
         )
     text = frame["score"].str.strip().str.replace(",", ".", regex=False)  # decimal comma
     score = pd.to_numeric(text.replace("", None), errors="coerce")
-    mismatch = (frame["status"] == "ok") != score.notna()
+    # a pairwise label has a verdict (a / b / tie) instead of a score
+    verdict = frame.get(VERDICT, pd.Series("", index=frame.index)).fillna("").str.strip()
+    mismatch = (frame["status"] == "ok") != (score.notna() | (verdict != ""))
     if mismatch.any():
         row = int(mismatch.to_numpy().argmax())
         raise UsageError(
@@ -104,13 +108,16 @@ def read_labels_table(path: str | Path) -> pd.DataFrame:
         )
     frame = frame[list(LABEL_TABLE_COLUMNS)].copy()
     frame["score"] = score.astype(float)
+    if (verdict != "").any():
+        frame[VERDICT] = verdict.str.lower()
     return frame
 
 
 def write_labels_table(labels: pd.DataFrame, path: str | Path) -> Path:
     """Write the whole labels table atomically (the one place this package writes labels)."""
     text = io.StringIO()
-    out = labels[list(LABEL_TABLE_COLUMNS)].copy()
+    columns = [*LABEL_TABLE_COLUMNS, *([VERDICT] if VERDICT in labels.columns else [])]
+    out = labels[columns].copy()
     out["score"] = [("" if pd.isna(s) else f"{float(s):g}") for s in out["score"]]
     out.to_csv(text, index=False, lineterminator="\n")
     return atomic_write_text(path, text.getvalue())
@@ -131,8 +138,11 @@ def record_label(
     note: str,
     rubric: str,
     version: str,
+    verdict: str = "",
 ) -> pd.DataFrame:
     """Put one label in the file (replacing the labeller's earlier one) and return the table.
+
+    A pairwise label gives ``verdict`` (``a``/``b``/``tie``) with status ``ok`` and no score.
 
     The file is read, changed and rewritten under a lock, so labellers working at the same
     time on one ``labels.csv`` never drop each other's labels.
@@ -142,7 +152,7 @@ def record_label(
     """
     if status not in LABEL_STATUSES:
         raise ValueError(f"status must be one of {LABEL_STATUSES}, got {status!r}")
-    if (status == "ok") != (score is not None):
+    if (status == "ok") != (score is not None or bool(verdict)):
         raise ValueError(f"item {item_id}: a score goes with status ok and only with it")
     row: dict[Hashable, Any] = {
         "item_id": str(item_id),
@@ -156,10 +166,14 @@ def record_label(
     }
     with FileLock(f"{path}.lock"):
         labels = read_labels_table(path)
+        columns = list(LABEL_TABLE_COLUMNS)
+        if verdict or VERDICT in labels.columns:
+            row[VERDICT] = verdict
+            columns.append(VERDICT)
         same = (labels["item_id"] == str(item_id)) & (labels["labeller"] == labeller)
         records: list[dict[Hashable, Any]] = labels[~same].to_dict("records")
         records.append(row)
-        updated = pd.DataFrame.from_records(records, columns=list(LABEL_TABLE_COLUMNS))
+        updated = pd.DataFrame.from_records(records, columns=columns)
         write_labels_table(updated, path)
     return updated
 
@@ -241,11 +255,17 @@ def human_label_table(
             "rubric_version": "",
         }
     )
-    from_tool = tool_labels.assign(source=LABELLING_TOOL)[list(HUMAN_LABEL_COLUMNS)]
+    pairwise = VERDICT in column_labels.columns or VERDICT in tool_labels.columns
+    columns = [*HUMAN_LABEL_COLUMNS, *([VERDICT] if pairwise else [])]
+    if VERDICT in column_labels.columns:
+        from_column[VERDICT] = column_labels[VERDICT].fillna("").astype(str).to_numpy()
+    from_tool = tool_labels.assign(source=LABELLING_TOOL).reindex(columns=columns)
     parts = [part for part in (from_column, from_tool) if len(part)]
     if not parts:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in HUMAN_LABEL_COLUMNS})
-    table = pd.concat(parts, ignore_index=True)[list(HUMAN_LABEL_COLUMNS)]
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    table = pd.concat(parts, ignore_index=True).reindex(columns=columns)
+    if pairwise:
+        table[VERDICT] = table[VERDICT].fillna("").astype(str)
     table["item_id"] = table["item_id"].astype(str)
     table["score"] = table["score"].astype(float)
     return table

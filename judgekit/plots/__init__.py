@@ -13,6 +13,7 @@ from judgekit.plots.agreement import (
 )
 from judgekit.plots.bias import plot_self_bias
 from judgekit.plots.labels import plot_planner, plot_ppi_study
+from judgekit.plots.pairwise import plot_outcome_shares, plot_strength_forest
 from judgekit.plots.panel import plot_pair_matrix, plot_subset_costs
 from judgekit.plots.position import plot_batch_size, plot_position_effect
 from judgekit.plots.reliability import plot_consistency, plot_paraphrase_matrix
@@ -40,6 +41,7 @@ __all__ = [
     "plot_consistency",
     "plot_grouped_bars",
     "plot_kappa_forest",
+    "plot_outcome_shares",
     "plot_pair_matrix",
     "plot_paraphrase_matrix",
     "plot_planner",
@@ -48,6 +50,7 @@ __all__ = [
     "plot_ranked_dots",
     "plot_score_distributions",
     "plot_self_bias",
+    "plot_strength_forest",
     "plot_subset_costs",
     "publication_style",
     "save_figure",

@@ -73,6 +73,7 @@ class StudyContents:
             (:func:`~judgekit.study.folder.reference_labels`; ``""``: none).
         tool_labels: Whether the labelling tool's ``labels.csv`` holds labels.
         settings: The study's ``settings.json``.
+        pairwise: The rubrics judged in pairs (their judgments name the ``order`` shown).
     """
 
     folder: StudyFolder
@@ -82,6 +83,7 @@ class StudyContents:
     labels_source: str
     tool_labels: bool
     settings: dict[str, Any]
+    pairwise: frozenset[str] = frozenset()
 
     def combinations(self, keys: Sequence[str] = KEYS) -> pd.DataFrame:
         """The distinct combinations of ``keys`` judged, in the order judged."""
@@ -131,7 +133,7 @@ def read_contents(root: Path) -> StudyContents:
         UsageError: If the folder holds no judgments table.
     """
     folder = StudyFolder(root)
-    table = _columns(judgments_file(folder), [*KEYS, "model", "status", "position"])
+    table = _columns(judgments_file(folder), [*KEYS, "model", "status", "position", "order"])
     table = table.filter(pc.not_equal(table["status"].cast(pa.string()), Status.UNKNOWN_ID.value))
     if JUDGE not in table.column_names:  # judged before panels: the model names the judge
         table = table.append_column(JUDGE, table["model"])
@@ -141,6 +143,10 @@ def read_contents(root: Path) -> StudyContents:
     human = study_human_labels(folder)
     scored = human[human["status"].astype(str) == Status.OK.value]
     _, labels_source = reference_labels(human, pd.DataFrame(columns=["item_id"]))
+    pairwise: frozenset[str] = frozenset()
+    if "order" in table.column_names:  # the pairwise contract: each order its own row
+        ordered = table.select(["rubric", "order"]).to_pandas().astype(str)
+        pairwise = frozenset(ordered.loc[ordered["order"].isin(["ab", "ba"]), "rubric"])
     return StudyContents(
         folder,
         combos.reset_index(drop=True),
@@ -149,6 +155,7 @@ def read_contents(root: Path) -> StudyContents:
         labels_source,
         bool((scored["source"] == LABELLING_TOOL).any()),
         read_settings(folder),
+        pairwise,
     )
 
 
@@ -196,7 +203,8 @@ def plan_report(contents: StudyContents) -> list[ReportStep]:
     most_runs = int(combos.groupby(["rubric", JUDGE, "variant"])["run"].nunique().max())
     tool = contents.folder.labelling_plan.is_file() and contents.tool_labels
     every = {"variant": "", "run": 0}
-    return [
+    pairwise = sorted(contents.pairwise)
+    steps = [
         ReportStep(
             "02_human_agreement",
             {**base, **every, "output_dir": tables + "human_agreement"},
@@ -241,7 +249,18 @@ def plan_report(contents: StudyContents) -> list[ReportStep]:
             {**base, **every, "output_dir": tables + "judge_panel"},
             panel_skip, panels,
         ),
+        ReportStep(
+            "10_pairwise",
+            {**base, "rubric": pairwise[0] if pairwise else "", "output_dir": tables + "pairwise"},
+            "" if pairwise else "no pairwise rubric in the study",
+            tuple({"rubric": name} for name in pairwise[:1]),
+        ),
     ]  # fmt: skip
+    if pairwise and set(combos["rubric"]) <= contents.pairwise:  # the direct steps score answers
+        why = "the study's rubrics are pairwise (see 10_pairwise)"
+        direct = {"02", "03", "04", "05", "07", "08", "09"}
+        steps = [replace(s, skipped=why) if s.notebook[:2] in direct else s for s in steps]
+    return steps
 
 
 def skipped_parts(notebook: Path) -> list[str]:

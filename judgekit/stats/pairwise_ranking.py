@@ -140,6 +140,40 @@ def _fit_davidson(
     return theta - theta.mean(), float(np.exp(found.x[-1]))
 
 
+def _fit_rao_kupper(
+    wins: np.ndarray, ties: np.ndarray, games: np.ndarray, g: _Games
+) -> tuple[np.ndarray, float]:
+    """Rao & Kupper's (1967) tie model for one replicate: centred strengths and ``theta``."""
+    m = len(g.models)
+    win_lo = wins - ties / 2.0 + ties  # strict wins of lo plus ties: lo's share of the terms
+    win_hi = games - (wins - ties / 2.0)  # strict wins of hi plus ties
+
+    def loss(x: np.ndarray) -> tuple[float, np.ndarray]:
+        strength = np.concatenate([[0.0], x[:-1]])
+        theta = 1.0 + np.exp(x[-1])
+        a, b = strength[g.lo], strength[g.hi]
+        log_1 = np.logaddexp(a, np.log(theta) + b)  # log(p_lo + theta p_hi)
+        log_2 = np.logaddexp(np.log(theta) + a, b)  # log(theta p_lo + p_hi)
+        ll = win_lo @ (a - log_1) + win_hi @ (b - log_2) + ties.sum() * np.log(theta**2 - 1)
+        q1, q2 = np.exp(a - log_1), np.exp(b - log_2)
+        d_a = win_lo * (1 - q1) - win_hi * (1 - q2)
+        d_b = win_hi * (1 - q2) - win_lo * (1 - q1)
+        grad = np.bincount(g.lo, d_a, m) + np.bincount(g.hi, d_b, m)
+        d_theta = (
+            -win_lo @ np.exp(b - log_1) - win_hi @ np.exp(a - log_2)
+            + ties.sum() * 2 * theta / (theta**2 - 1)
+        )  # fmt: skip
+        return -float(ll), -np.concatenate([grad[1:], [d_theta * (theta - 1.0)]])
+
+    found = optimize.minimize(loss, np.zeros(m), jac=True, method="L-BFGS-B")
+    strength = np.concatenate([[0.0], found.x[:-1]])
+    return strength - strength.mean(), float(1.0 + np.exp(found.x[-1]))
+
+
+#: The tie models fitted by likelihood (``half`` counts a tie as half a win instead).
+_TIE_MODELS = {"davidson": _fit_davidson, "rao-kupper": _fit_rao_kupper}
+
+
 def _replicate_counts(g: _Games, ci: CI) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = as_generator(ci.seed)
     clusters = g.games.shape[0]
@@ -167,7 +201,10 @@ def bradley_terry(
     on the natural log-odds scale, centred to mean 0. ``ties="half"`` counts a tie as half a
     win for each side (Chatbot Arena's convention); ``ties="davidson"`` fits Davidson's (1970)
     model, ``P(tie) = nu sqrt(p_i p_j) / (p_i + p_j + nu sqrt(p_i p_j))``, whose ``nu`` is in
-    the ``tie_parameter`` column. Fitted by Newton's method (all replicates at once) or, for
+    the ``tie_parameter`` column; ``ties="rao-kupper"`` fits Rao & Kupper's (1967) threshold
+    model, ``P(i beats j) = p_i / (p_i + theta p_j)``, ``P(tie) = (theta^2 - 1) p_i p_j /
+    ((p_i + theta p_j)(theta p_i + p_j))``, ``theta >= 1`` in ``tie_parameter`` (Rao, P. V. &
+    Kupper, L. L., JASA 62, 1967). Fitted by Newton's method (all replicates at once) or, for
     Davidson, L-BFGS per replicate. Intervals: percentile, ``ci.n_boot`` replicates drawing
     whole clusters (each game its own cluster without ``cluster``), ``ci.seed``; ``rank_low``
     and ``rank_high`` are the interval of each model's rank (1 = strongest) over replicates.
@@ -176,9 +213,12 @@ def bradley_terry(
     ...                       "winner": ["a", "a", "tie", "b"]})
     >>> bradley_terry(games, ci=CI(None))[["model", "strength", "rank"]].round(3).values.tolist()
     [['x', 0.583, 1], ['y', 0.157, 2], ['z', -0.74, 3]]
+    >>> rk = bradley_terry(games, ties="rao-kupper", ci=CI(None))
+    >>> rk["model"].tolist(), bool(rk["tie_parameter"].iloc[0] > 1)
+    (['x', 'y', 'z'], True)
     """
-    if ties not in ("half", "davidson"):
-        raise ValueError(f"ties must be 'half' or 'davidson', not {ties!r}")
+    if ties != "half" and ties not in _TIE_MODELS:
+        raise ValueError(f"ties must be 'half', 'davidson' or 'rao-kupper', not {ties!r}")
     g = _aggregate(comparisons, model_a, model_b, winner, cluster)
     point = [np.asarray(t.sum(axis=0)) for t in (g.wins, g.ties, g.games)]
     nu = np.nan
@@ -186,7 +226,7 @@ def bradley_terry(
         estimate, ok = _fit_half(point[0], point[2], g)
         estimate = estimate[0]
     else:
-        estimate, nu = _fit_davidson(point[0][0], point[1][0], point[2][0], g)
+        estimate, nu = _TIE_MODELS[ties](point[0][0], point[1][0], point[2][0], g)
         ok = np.array([True])
     low = high = rank_low = rank_high = np.full(len(g.models), np.nan)
     ci_method, failed = "none", 0
@@ -198,7 +238,7 @@ def bradley_terry(
         else:
             boot = np.stack(
                 [
-                    _fit_davidson(w, t, n, g)[0]
+                    _TIE_MODELS[ties](w, t, n, g)[0]
                     for w, t, n in zip(wins, tie_counts, games, strict=True)
                 ]
             )

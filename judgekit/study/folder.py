@@ -162,6 +162,35 @@ class Study:
             self._rubrics[name] = study_rubric(self.folder, name)
         return self._rubrics[name]
 
+    def is_pairwise(self, rubric: str) -> bool:
+        """Whether ``rubric`` compares two answers (:func:`judgekit.study.pairwise.is_pairwise`)."""
+        from judgekit.study import pairwise
+
+        return pairwise.is_pairwise(self, rubric)
+
+    def pairwise_rubrics(self) -> list[str]:
+        """The study's judged rubrics that are pairwise, sorted."""
+        return [name for name in sorted(set(self.judgments["rubric"].astype(str)))
+                if self.is_pairwise(name)]  # fmt: skip
+
+    def comparisons(self, rubric: str | None = None) -> pd.DataFrame:
+        """The comparison long table of a pairwise rubric (``data.pairwise.COMPARISON_COLUMNS``).
+
+        See :func:`judgekit.study.pairwise.comparisons`.
+        """
+        from judgekit.study import pairwise
+
+        return pairwise.comparisons(self, rubric)
+
+    def pair_labels(self, rubric: str | None = None) -> pd.DataFrame:
+        """Human pairwise labels, ``pair_id, rater, verdict``.
+
+        See :func:`judgekit.study.pairwise.pair_labels`.
+        """
+        from judgekit.study import pairwise
+
+        return pairwise.pair_labels(self, rubric)
+
     @property
     def cluster(self) -> str | None:
         """The column grouping items that are not independent (their question), if judged."""

@@ -137,8 +137,48 @@ def study_plan(
     return plan, f"{why or f'{n} labels'}; plan kept in {path.name}"
 
 
+def pair_plan(study: Study, n: int | None = None, seed: int = 0) -> tuple[pd.DataFrame, str]:
+    """A pairwise study's labelling plan: every pair (or a seeded sample of ``n``), shuffled.
+
+    Kept in ``labelling_plan.csv`` like a direct plan, so every labeller labels the same pairs
+    in the same order; the left/right order of the answers is each labeller's own
+    (:func:`~judgekit.labels.pair_session.left_is_b`).
+
+    Raises:
+        UsageError: If ``n`` differs from the kept plan's size or exceeds the pairs.
+    """
+    path = study.folder.labelling_plan
+    if path.is_file():
+        return study_plan(study, n, seed)  # the kept plan, checked the same way
+    rubric = study.pairwise_rubrics()[0]
+    pairs = sorted(set(study.comparisons(rubric)["pair_id"]))
+    if n is not None and not 0 < n <= len(pairs):
+        raise UsageError(f"--n {n}: the study has {len(pairs)} pairs to label")
+    order = np.random.default_rng(seed).permutation(len(pairs))[: n or len(pairs)]
+    chosen = [pairs[k] for k in order]
+    plan = pd.DataFrame({
+        "order": range(1, len(chosen) + 1), "item_id": chosen, "answer_model": "",
+        "rubric": rubric, "judge": "", "variant": "", "run": 0, "judge_score": float("nan"),
+        "stratum": "pair", "reason": "seeded sample of pairs", "seed": seed,
+    })[list(PLAN_COLUMNS)]  # fmt: skip
+    write_table(plan, path)
+    return plan, f"{len(plan)} pairs; plan kept in {path.name}"
+
+
 def label_session(study: Study, options: LabelOptions) -> tuple[LabellingSession, str]:
     """The labeller's session on the study's plan, and the line describing the plan."""
+    if study.pairwise_rubrics():
+        from judgekit.labels.pair_session import PairLabellingSession
+
+        if options.show_model:
+            raise UsageError("--show-model: pairwise labels are blind to the models; leave it out")
+        plan, about = pair_plan(study, options.n, options.seed)
+        pairs = labelling_items(study, plan)
+        rubric = study.rubric(str(plan["rubric"].iloc[0]))
+        pair_session = PairLabellingSession(
+            pairs, rubric, study.folder.long_labels, options.labeller, seed=options.seed
+        )
+        return pair_session, about
     plan, about = study_plan(study, options.n, options.seed)
     ordered = labelling_items(study, plan)
     shown = ("Model",) if options.show_model and "Model" in ordered.columns else ()

@@ -61,7 +61,8 @@ def rubric_record(folder: Folder, name: str) -> dict[str, Any]:
     return latest[1]
 
 
-def _manifest(folder: Folder) -> dict[str, Any]:
+def recorded_manifest(folder: Folder) -> dict[str, Any]:
+    """The study's ``study.json`` as a dict (``{}`` when missing or unreadable)."""
     try:
         manifest = json.loads(folder.manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -75,7 +76,7 @@ def imported_rubric(folder: Folder, name: str) -> ImportedRubric | None:
     Raises:
         UsageError: For a record whose scale judgekit cannot read (one line: import again).
     """
-    commands = _manifest(folder).get("commands", [])
+    commands = recorded_manifest(folder).get("commands", [])
     records = [
         c["imported_rubric"]
         for c in commands if isinstance(commands, list)
@@ -115,7 +116,7 @@ def study_rubric(folder: Folder, name: str) -> JinjaRubric:
     kept = rubric_record(folder, name)
     source = str(kept.get("source") or name)
     reminder = kept.get("format_reminder")
-    if source in list_rubrics():
+    if source in (*list_rubrics(), *list_rubrics("pairwise")):
         return load_any_rubric(source, (), reminder, option=f"rubric {name!r}")
     if not kept:
         imported = imported_rubric(folder, name)

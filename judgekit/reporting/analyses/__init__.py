@@ -20,4 +20,7 @@ def step(notebook: str) -> Callable[[Callable[..., Analysis]], Callable[..., Ana
     return register
 
 
+# each step module registers itself on import (after `step` exists)
+from judgekit.reporting.analyses import pairwise as _pairwise  # noqa: E402, F401
+
 __all__ = ["ANALYSES", "Analysis", "step"]
