@@ -125,6 +125,9 @@ def read_pairs(paths: Sequence[Path], options: ImportOptions) -> Imported:
     if again:  # gen_judgment.py appends: a pair judged again is a repetition, not a duplicate
         notes.append(f"{again} pair(s) judged more than once: each repetition is its own run")
     return Imported(
-        judgments, table.reset_index(drop=True), notes=tuple(notes), scale=PAIR_SCALE,
+        judgments,
+        table.reset_index(drop=True),
+        notes=tuple(notes),
+        scale=PAIR_SCALE,
         pairwise=True,
     )

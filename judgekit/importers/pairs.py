@@ -38,7 +38,7 @@ def pair_records(rows: Sequence[Mapping[str, object]]) -> pd.DataFrame:
     frame["run"] = frame["run"].fillna(1)
     frame["status"] = frame["status"].fillna(Status.OK.value)
     for column in ("variant", "verdict", "reason", "raw_reply", "model_a", "model_b", "question"):
-        frame[column] = texts(frame[column].fillna(""))
+        frame[column] = texts(frame[column].astype(object).fillna(""))
     return frame
 
 

@@ -206,6 +206,11 @@ class CommandRecord:
     details: Mapping[str, Any]
 
 
+def _pairwise(rows: pd.DataFrame) -> bool:
+    """Whether judgments rows are a pairwise rubric's (an ``order`` per row; docs/pairwise.md)."""
+    return "order" in rows.columns and bool(rows["order"].fillna("").astype(str).ne("").any())
+
+
 def write_study(
     root: Path,
     manifest: Mapping[str, Any] | None,
@@ -241,6 +246,8 @@ def write_study(
     for rubric, variant, judge, run in combos.itertuples(index=False):
         name = score_file(str(rubric), str(variant), str(judge), int(run), panel=panel)
         rows = merged[merged[JUDGE] == judge]
+        if _pairwise(rows[rows["rubric"] == rubric]):
+            continue  # a pairwise rubric's rows are verdicts in two orders, not ID,score lines
         for path in write_id_score_csv(
             rows, root / name, rubric=str(rubric), variant=str(variant), run=int(run)
         ):

@@ -326,10 +326,11 @@ def run_import(request: ImportRequest, out: Any = None, command_line: str = "") 
         "human_labels": 0 if labels_csv is None else len(labels_csv),
     }
     rubric_record = imported_rubric_record(request, details["rubric"], imported.scale)
-    if rubric_record and imported.pairwise:
-        rubric_record["kind"] = "pairwise"
-    elif rubric_record:
-        _check_on_scale(judgments, rubric_record["scale"], request)
+    if rubric_record:
+        if imported.pairwise:  # verdicts, not scores: nothing to check on the scale
+            rubric_record["kind"] = "pairwise"
+        else:
+            _check_on_scale(judgments, rubric_record["scale"], request)
         scale = rubric_record["scale"]["allowed"]
         details["scale"] = [scale[0], scale[-1]]
         details["imported_rubric"] = rubric_record
