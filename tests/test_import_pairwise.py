@@ -215,3 +215,50 @@ def test_pandalm_through_judgekit_report(pandalm_study: Study, tmp_path: Path) -
     by_judge = summary.set_index("judge")["accuracy"]
     assert round(float(by_judge["pandalm-7b"]), 4) == 0.6677
     assert round(float(by_judge["gpt-3.5-turbo"]), 4) == 0.6977
+
+
+LONG = """pair,judge,order,winner,model_a,model_b,prompt,human_winner
+p1,j1,ab,A,m1,m2,q1,a
+p1,j1,ba,a,m1,m2,q1,a
+p2,j1,ab,Tie,m1,m2,q2,B
+p2,j1,ba,2,m1,m2,q2,B
+p3,j1,ab,,m1,m2,q2,
+p3,j1,ba,0,m1,m2,q2,
+"""
+
+
+def test_long_table_with_a_winner_column_is_a_pairwise_study(tmp_path: Path) -> None:
+    source = tmp_path / "winners.csv"
+    source.write_text(LONG)
+    study = _import(tmp_path / "s", "long", source, options=("--column", "item=pair"))
+    got = study.comparisons().set_index(["pair_id", "order"])
+    assert got["verdict"].to_dict() == {
+        ("p1", "ab"): "a", ("p1", "ba"): "a", ("p2", "ab"): "tie", ("p2", "ba"): "b",
+        ("p3", "ab"): "", ("p3", "ba"): "tie",
+    }  # fmt: skip
+    assert got.loc[("p3", "ab"), "status"] == "unparseable"
+    assert set(got["model_b"]) == {"m2"} and got.loc[("p2", "ab"), "cluster"] == "q2"
+    labels = study.pair_labels()
+    assert dict(zip(labels["pair_id"], labels["verdict"], strict=True)) == {"p1": "a", "p2": "b"}
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t.replace("Tie,m1", "maybe,m1"), "'maybe' is not a side"),
+        (lambda t: t + "p1,j1,ab,b,m1,m2,q1,a\n", "duplicate row(s) for one pair"),
+        (lambda t: t.replace("p2,j1,ba,2,m1,m2,q2,B", "p2,j1,ba,2,m1,m2,q2,A"),
+         "has two different human winners"),
+        (lambda t: t.replace("p1,j1,ba", "p1,j1,xy"), "write ab or ba"),
+    ],
+)  # fmt: skip
+def test_long_winner_bad_input_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: object, message: str
+) -> None:
+    source = tmp_path / "winners.csv"
+    source.write_text(edit(LONG))  # type: ignore[operator]
+    argv = ["import", "--from", "long", str(source), "--column", "item=pair"]
+    assert main([*argv, "--study", str(tmp_path / "s")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "s" / "study.json").exists()
