@@ -262,3 +262,23 @@ def test_long_winner_bad_input_is_one_line(
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1, err
     assert not (tmp_path / "s" / "study.json").exists()
+
+
+ALPACA = FIXTURES / "alpaca_eval_gpt4_alpaca-7b.json"  # one win: Bradley-Terry needs both sides
+
+
+def test_alpaca_eval_is_a_pairwise_study_the_report_step_reads(tmp_path: Path) -> None:
+    """AlpacaEval annotations (tatsu-lab/alpaca_eval, Li et al. 2023; the fixture README cites the
+    file): probability-valued preferences become verdicts against the baseline, with the raw
+    preference kept; the pairwise report step's win rate against the baseline is the discrete
+    win rate AlpacaEval computes."""
+    from judgekit.reporting.analyses.pairwise import pairwise_analysis
+
+    records = json.loads(ALPACA.read_text(encoding="utf-8"))
+    study = _import(tmp_path / "s", "alpaca_eval", ALPACA)
+    assert study.pairwise_rubrics() == ["alpaca_eval"]
+    result = pairwise_analysis(study, n_boot=20, baseline=records[0]["generator_1"])
+    p = np.clip(np.array([float(r["preference"]) for r in records]) - 1, 0, 1)
+    discrete = np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, 0.5)).mean()
+    rates = result.tables["win_rate_vs_baseline"].set_index("model")
+    assert float(rates.loc["alpaca-7b", "estimate"]) == pytest.approx(discrete, abs=1e-12)

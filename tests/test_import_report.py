@@ -15,7 +15,6 @@ from judgekit.types import Item, Scale, UsageError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 FASTCHAT = FIXTURES / "fastchat_gpt-4_single.jsonl"
-ALPACA = FIXTURES / "alpaca_eval_gpt4_alpaca-7b.json"
 
 
 def _labels(path: Path) -> Path:
@@ -35,17 +34,15 @@ def _study(tmp_path: Path) -> Path:
     labels = ["--labels", str(_labels(tmp_path / "ratings.csv"))]
     assert main(["import", "--from", "fastchat-single", str(FASTCHAT), "--study", str(study),
                  *labels]) == 0  # fmt: skip
-    assert main(["import", "--from", "alpaca_eval", str(ALPACA), "--study", str(study)]) == 0
     return study
 
 
 def test_an_imported_rubric_carries_the_sources_scale_and_no_prompt(tmp_path: Path) -> None:
     study = load_study(_study(tmp_path))
-    mt_bench, alpaca = study.rubric("mt_bench"), study.rubric("alpaca_eval")
-    assert isinstance(mt_bench, ImportedRubric) and isinstance(alpaca, ImportedRubric)
+    mt_bench = study.rubric("mt_bench")
+    assert isinstance(mt_bench, ImportedRubric)
     assert mt_bench.scale == Scale(tuple(range(1, 11)))
-    assert alpaca.scale == Scale((0, 1), step=0.5)
-    assert (mt_bench.adapter, alpaca.adapter) == ("fastchat-single", "alpaca_eval")
+    assert mt_bench.adapter == "fastchat-single"
     assert mt_bench.output_format == "imported_scores" and mt_bench.system_prompt() == ""
     with pytest.raises(UsageError, match=r"^rubric 'mt_bench' was imported .*no prompt"):
         mt_bench.render([Item("1", {})])
@@ -83,7 +80,8 @@ def test_an_import_without_a_scale_is_refused_in_one_line_by_name(tmp_path: Path
 def test_imported_studies_report_export_and_verify(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """FastChat and AlpacaEval under their own rubric names, with two raters: the whole report."""
+    """FastChat under its own rubric name, with two raters: the whole report (AlpacaEval is
+    pairwise: tests/test_import_pairwise.py)."""
     monkeypatch.setenv("TQDM_DISABLE", "1")
     study = _study(tmp_path)
     assert main(["report", str(study), "--html"]) == 0
