@@ -111,3 +111,21 @@ def test_scores_off_the_stated_scale_are_refused(
         in capsys.readouterr().err
     )
     assert not (tmp_path / "s").exists()
+
+
+def test_an_import_without_a_scale_skips_the_steps_that_read_one(tmp_path: Path) -> None:
+    """An inspect_ai log states no scale: the report plans those steps as skipped, one line."""
+    from judgekit.reporting.report import NEEDS_SCALE, plan_report, read_contents
+
+    study = tmp_path / "study"
+    source = FIXTURES / "inspect_popularity.json"
+    assert main(["import", "--from", "inspect_ai", str(source), "--study", str(study)]) == 0
+    steps = {s.notebook: s for s in plan_report(read_contents(study))}
+    for name in NEEDS_SCALE:  # skipped for this, or already for another reason (one run)
+        assert steps[name].skipped and "\n" not in steps[name].skipped
+    assert "has no known scale" in steps["05_distributions_and_bias"].skipped
+    again = tmp_path / "again"
+    assert main(["import", "--from", "inspect_ai", str(source), "--study", str(again),
+                 "--scale", "0-1"]) == 0  # fmt: skip
+    planned = {s.notebook: s for s in plan_report(read_contents(again))}
+    assert "no known scale" not in planned["05_distributions_and_bias"].skipped
