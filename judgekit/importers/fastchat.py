@@ -90,7 +90,8 @@ def read_pairs(paths: Sequence[Path], options: ImportOptions) -> Imported:
     """
     from judgekit.importers.pairs import PAIR_SCALE, pair_judgments, pair_records
 
-    rows, items, seen = [], {}, {}
+    rows, items = [], {}
+    seen: dict[tuple[str, str], int] = {}
     for path in paths:
         for line in json_records(path, PAIR_WHAT, PAIR_KEYS):
             judge = line["judge"]

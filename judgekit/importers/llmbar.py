@@ -173,8 +173,8 @@ def read_results(paths: Sequence[Path], options: ImportOptions) -> Imported:
         if subset.name not in labels:
             for k, pair in enumerate(_load(subset / "dataset.json")):
                 items[prefix + str(k)] = {
-                    "ID": prefix + str(k), "Question": str(pair["input"]),  # type: ignore[index]
-                    "Answer_A": str(pair["output_1"]), "Answer_B": str(pair["output_2"]),  # type: ignore[index]
+                    "ID": prefix + str(k), "Question": str(pair["input"]),
+                    "Answer_A": str(pair["output_1"]), "Answer_B": str(pair["output_2"]),
                     "Model_A": "output_1", "Model_B": "output_2", "Subset": subset.name,
                 }  # fmt: skip
             gold = read_llmbar_labels(subset)

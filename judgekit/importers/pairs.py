@@ -12,6 +12,7 @@ x variant x run x order, a verdict that is neither side) and returns the judgmen
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,7 @@ PAIR_SCALE = Scale((-1, 0, 1))
 LABEL_COLUMNS = ("item_id", "rater", "verdict")
 
 
-def pair_records(rows: Sequence[Mapping[str, object]]) -> pd.DataFrame:
+def pair_records(rows: Sequence[Mapping[Any, object]]) -> pd.DataFrame:
     """A comparison records table from dicts (missing text empty; run 1, variant ``""``)."""
     frame = pd.DataFrame(list(rows), columns=list(PAIR_RECORD_COLUMNS))
     frame["run"] = frame["run"].fillna(1)
