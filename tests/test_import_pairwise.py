@@ -282,3 +282,14 @@ def test_alpaca_eval_is_a_pairwise_study_the_report_step_reads(tmp_path: Path) -
     discrete = np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, 0.5)).mean()
     rates = result.tables["win_rate_vs_baseline"].set_index("model")
     assert float(rates.loc["alpaca-7b", "estimate"]) == pytest.approx(discrete, abs=1e-12)
+
+
+@pytest.mark.shared
+def test_the_direct_report_steps_skip_an_imported_pairwise_study(pandalm_study: Study) -> None:
+    """Scores' steps (02-05, 07, 09) have nothing to read in a pairwise import: one line each."""
+    from judgekit.reporting.report import NEEDS_SCALE, plan_report, read_contents
+
+    steps = {s.notebook: s for s in plan_report(read_contents(pandalm_study.folder.root))}
+    for name in NEEDS_SCALE:
+        assert steps[name].skipped and "\n" not in steps[name].skipped
+    assert "is pairwise" in steps["05_distributions_and_bias"].skipped
