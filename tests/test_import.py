@@ -175,7 +175,10 @@ def test_unknown_adapter_and_other_format(
 ) -> None:
     source = FIXTURES / "promptfoo_sample-export.json"
     assert main(["import", "--from", "langsmith", str(source), "--study", str(tmp_path / "s")]) == 2
-    assert "no such adapter; choose one of alpaca_eval, fastchat-single" in capsys.readouterr().err
+    assert (
+        "no such adapter; choose one of alpaca_eval, fastchat-pair, fastchat-single"
+        in capsys.readouterr().err
+    )
     assert (
         main(["import", "--from", "fastchat-single", str(source), "--study", str(tmp_path / "s")])
         == 2

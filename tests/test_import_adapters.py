@@ -61,18 +61,26 @@ def test_fastchat_judgments_read_again_by_a_rubric_marker() -> None:
     "name", ["alpaca_eval_weighted_alpaca-7b.json", "alpaca_eval_gpt4_alpaca-7b.json"]
 )
 def test_alpaca_eval_win_rates_as_alpaca_eval_computes_them(name: str) -> None:
+    """A pair (A = the baseline's output_1, B = output_2); the raw preference kept; the mean
+    P(B better) is AlpacaEval's weighted win rate, B wins plus half the ties its discrete one."""
     records = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
     result = _read("alpaca_eval", name)
     table = result.judgments
+    assert result.pairwise and len(table) == len(records) == 12
     prefs = np.array([float(r["preference"]) for r in records])
     p = np.clip(np.where(prefs == 0, 1.5, prefs) - 1, 0, 1)
-    assert len(table) == len(records) == 12
-    assert table["expected_score"].mean() == pytest.approx(p.mean(), abs=1e-12)
+    assert table["win_probability"].mean() == pytest.approx(p.mean(), abs=1e-12)
     decisions = np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, 0.5))
-    assert table["score"].mean() == pytest.approx(decisions.mean())
+    wins = table["verdict"].map({"b": 1.0, "a": 0.0, "tie": 0.5})
+    assert wins.mean() == pytest.approx(decisions.mean())
+    assert sorted(table["preference"].astype(float)) == sorted(prefs)
+    assert set(table["order"]) == {"ab"} and table["score"].isna().all()
     assert set(table["judge"]) == {records[0]["annotator"]}
-    assert set(table["answer_model"]) == {"alpaca-7b"}
+    assert set(table["model_b"]) == {"alpaca-7b"} and set(table["model_a"]) == {
+        records[0]["generator_1"]
+    }
     assert table["item_id"].is_unique
+    assert set(result.items.columns) >= {"Question", "Answer_A", "Answer_B"}
 
 
 def test_inspect_ai_json_log_reproduces_its_accuracy() -> None:

@@ -15,7 +15,6 @@ from judgekit.types import Item, Scale, UsageError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 FASTCHAT = FIXTURES / "fastchat_gpt-4_single.jsonl"
-ALPACA = FIXTURES / "alpaca_eval_gpt4_alpaca-7b.json"
 
 
 def _labels(path: Path) -> Path:
@@ -35,17 +34,15 @@ def _study(tmp_path: Path) -> Path:
     labels = ["--labels", str(_labels(tmp_path / "ratings.csv"))]
     assert main(["import", "--from", "fastchat-single", str(FASTCHAT), "--study", str(study),
                  *labels]) == 0  # fmt: skip
-    assert main(["import", "--from", "alpaca_eval", str(ALPACA), "--study", str(study)]) == 0
     return study
 
 
 def test_an_imported_rubric_carries_the_sources_scale_and_no_prompt(tmp_path: Path) -> None:
     study = load_study(_study(tmp_path))
-    mt_bench, alpaca = study.rubric("mt_bench"), study.rubric("alpaca_eval")
-    assert isinstance(mt_bench, ImportedRubric) and isinstance(alpaca, ImportedRubric)
+    mt_bench = study.rubric("mt_bench")
+    assert isinstance(mt_bench, ImportedRubric)
     assert mt_bench.scale == Scale(tuple(range(1, 11)))
-    assert alpaca.scale == Scale((0, 1), step=0.5)
-    assert (mt_bench.adapter, alpaca.adapter) == ("fastchat-single", "alpaca_eval")
+    assert mt_bench.adapter == "fastchat-single"
     assert mt_bench.output_format == "imported_scores" and mt_bench.system_prompt() == ""
     with pytest.raises(UsageError, match=r"^rubric 'mt_bench' was imported .*no prompt"):
         mt_bench.render([Item("1", {})])
@@ -83,7 +80,8 @@ def test_an_import_without_a_scale_is_refused_in_one_line_by_name(tmp_path: Path
 def test_imported_studies_report_export_and_verify(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """FastChat and AlpacaEval under their own rubric names, with two raters: the whole report."""
+    """FastChat under its own rubric name, with two raters: the whole report (AlpacaEval is
+    pairwise: tests/test_import_pairwise.py)."""
     monkeypatch.setenv("TQDM_DISABLE", "1")
     study = _study(tmp_path)
     assert main(["report", str(study), "--html"]) == 0
@@ -113,3 +111,21 @@ def test_scores_off_the_stated_scale_are_refused(
         in capsys.readouterr().err
     )
     assert not (tmp_path / "s").exists()
+
+
+def test_an_import_without_a_scale_skips_the_steps_that_read_one(tmp_path: Path) -> None:
+    """An inspect_ai log states no scale: the report plans those steps as skipped, one line."""
+    from judgekit.reporting.report import NEEDS_SCALE, plan_report, read_contents
+
+    study = tmp_path / "study"
+    source = FIXTURES / "inspect_popularity.json"
+    assert main(["import", "--from", "inspect_ai", str(source), "--study", str(study)]) == 0
+    steps = {s.notebook: s for s in plan_report(read_contents(study))}
+    for name in NEEDS_SCALE:  # skipped for this, or already for another reason (one run)
+        assert steps[name].skipped and "\n" not in steps[name].skipped
+    assert "has no known scale" in steps["05_distributions_and_bias"].skipped
+    again = tmp_path / "again"
+    assert main(["import", "--from", "inspect_ai", str(source), "--study", str(again),
+                 "--scale", "0-1"]) == 0  # fmt: skip
+    planned = {s.notebook: s for s in plan_report(read_contents(again))}
+    assert "no known scale" not in planned["05_distributions_and_bias"].skipped

@@ -17,7 +17,9 @@ def import_command(
     adapter: Annotated[
         str,
         typer.Option(
-            "--from", help="Adapter: long, fastchat-single, alpaca_eval, inspect_ai, promptfoo, ..."
+            "--from",
+            help="Adapter: long, fastchat-single, fastchat-pair, alpaca_eval, inspect_ai, "
+            "promptfoo, llmbar, pandalm.",
         ),
     ],
     study: Annotated[Path, typer.Option(help="Study folder to write (new, or a judgekit study).")],
@@ -58,10 +60,23 @@ def import_command(
             help="promptfoo: the assertion type to import (default: every model-graded one)."
         ),
     ] = "",
+    verdicts: Annotated[
+        str,
+        typer.Option(
+            help="llmbar: read the raw completions (reader) or take the authors' winners (stored)."
+        ),
+    ] = "",
+    rating_ties: Annotated[
+        str,
+        typer.Option(
+            help="llmbar Rating: equal ratings are a tie, or second_shown (the authors' rule)."
+        ),
+    ] = "",
 ) -> None:
     """Import judgments made elsewhere (other tools, your own tables) into a study folder."""
     request = ImportRequest(
         adapter, tuple(files), study, tuple(column or ()), output_format, scale, score_marker,
-        rubric, name, variant, judge, labels, tuple(label_column or ()), {"assertion": assertion},
+        rubric, name, variant, judge, labels, tuple(label_column or ()),
+        {"assertion": assertion, "verdicts": verdicts, "rating_ties": rating_ties},
     )  # fmt: skip
     run_import(request, command_line=invoked())

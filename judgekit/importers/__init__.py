@@ -62,6 +62,8 @@ class Imported:
         notes: One line per thing the user should know (replies not read, rule used, ...).
         scale: The scale the source states (FastChat's 1-10, AlpacaEval's 0, 0.5, 1), if it
             states one: recorded in ``study.json`` as the imported rubric's scale.
+        pairwise: The judgments compare two answers (:mod:`judgekit.importers.pairs`): the
+            items are pairs, ``labels`` hold ``item_id, rater, verdict``.
     """
 
     judgments: pd.DataFrame
@@ -71,6 +73,7 @@ class Imported:
     )
     notes: tuple[str, ...] = ()
     scale: Scale | None = None
+    pairwise: bool = False
 
 
 Adapter = Callable[[Sequence[Path], ImportOptions], Imported]
@@ -109,7 +112,9 @@ from judgekit.importers import (  # noqa: E402, F401  (importing an adapter regi
     alpaca_eval,
     fastchat,
     inspect_ai,
+    llmbar,
     long,
+    pandalm,
     promptfoo,
 )
 

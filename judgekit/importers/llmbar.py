@@ -19,6 +19,7 @@ takes the authors' winners instead of reading the completions.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -28,7 +29,8 @@ from judgekit.data.pairwise import COMPARISON_COLUMNS, unswap
 from judgekit.formats import parse_reply
 from judgekit.formats.pair_rating import ratings_preference
 from judgekit.formats.verdicts import verdict_label
-from judgekit.types import Scale, Status
+from judgekit.importers import Imported, ImportOptions, register
+from judgekit.types import Scale, Status, UsageError
 
 _ORDERS = {"swap = False": "ab", "swap = True": "ba"}
 _SIDES = {"1": "a", "2": "b"}
@@ -134,3 +136,58 @@ def read_statistics(folder: str | Path) -> dict[str, float]:
         text = str(value).rstrip("%").split("=")[-1].strip()
         found[key] = float(text) / 100 if str(value).endswith("%") else float(text)
     return found
+
+
+@register("llmbar")
+def read_results(paths: Sequence[Path], options: ImportOptions) -> Imported:
+    """``--from llmbar``: ``<subset>/evaluators/<judge>/<strategy>/result.json`` files.
+
+    Each file is one judge (its folder's name) under one prompting strategy (the variant); a
+    pair is ``<subset>-<index in dataset.json>``, its cluster the instruction. The subset's
+    gold labels (rater ``LLMBar``: the authors' label; the expert majority for MT-Bench) are
+    the human labels. ``--verdicts stored`` takes the authors' parsed winners instead of
+    reading the completions; ``--rating-ties second_shown`` applies their tie rule.
+    """
+    from judgekit.importers.pairs import PAIR_SCALE, pair_judgments, pair_labels, pair_records
+
+    verdicts = str(options.extra.get("verdicts") or "reader")
+    ties = str(options.extra.get("rating_ties") or "tie")
+    if verdicts not in ("reader", "stored") or ties not in ("tie", "second_shown"):
+        raise UsageError("--verdicts is reader or stored; --rating-ties tie or second_shown")
+    frames, items, labels = [], {}, {}
+    for path in paths:
+        folder = path.parent
+        if path.name != "result.json" or folder.parent.parent.name != "evaluators":
+            raise UsageError(
+                f"{path}: not an LLMBar result file "
+                "(<subset>/evaluators/<judge>/<strategy>/result.json)"
+            )
+        subset = folder.parents[2]
+        try:
+            table = read_llmbar(subset, folder.parent.name, folder.name, verdicts=verdicts,
+                                rating_ties=ties)  # fmt: skip
+        except (KeyError, TypeError, IndexError, ValueError) as error:
+            raise UsageError(f"{path}: not an LLMBar result file ({error!r})") from None
+        prefix = f"{subset.name}-"
+        frames.append(table.assign(pair_id=prefix + table["pair_id"]))
+        if subset.name not in labels:
+            for k, pair in enumerate(_load(subset / "dataset.json")):
+                items[prefix + str(k)] = {
+                    "ID": prefix + str(k), "Question": str(pair["input"]),
+                    "Answer_A": str(pair["output_1"]), "Answer_B": str(pair["output_2"]),
+                    "Model_A": "output_1", "Model_B": "output_2", "Subset": subset.name,
+                }  # fmt: skip
+            gold = read_llmbar_labels(subset)
+            labels[subset.name] = gold.assign(pair_id=prefix + gold["pair_id"])
+    both = pd.concat(frames, ignore_index=True)
+    question = both["pair_id"].map(lambda p: items[p]["Question"])
+    raw = both.rename(columns={"pair_id": "item_id"}).assign(question=question, raw_reply="")
+    source = "llmbar:" + ";".join(str(p) for p in paths)
+    judgments = pair_judgments(
+        pair_records(raw.to_dict("records")), options, rubric="llmbar", source=source
+    )
+    gold = pd.concat(labels.values(), ignore_index=True)
+    human = pair_labels(list(zip(gold["pair_id"], gold["rater"], gold["label"], strict=True)))
+    frame = pd.DataFrame(list(items.values())).sort_values("ID", kind="stable")
+    return Imported(judgments, frame.reset_index(drop=True), labels=human, scale=PAIR_SCALE,
+                    pairwise=True)  # fmt: skip

@@ -4,6 +4,12 @@ Columns are found by role (:data:`judgekit.importers.tables.SPELLINGS`) or named
 ``--column ROLE=COLUMN``. A ``score`` column is taken as given (empty: unparseable); a
 ``reply`` column is read by ``--format`` or ``--rubric`` exactly as a live reply. A table
 without a judge column needs ``--judge NAME``.
+
+A ``winner`` column instead of a score makes a pairwise study: one row per pair x judge
+[x run] x order, the winner in the ORIGINAL A/B (``a``/``b``/``tie`` in any case, or 1/2/0;
+empty: unparseable), ``order`` ``ab``/``ba`` (default ``ab``), ``model_a``/``model_b``
+optional; a ``label`` column (``human_winner``) holds the human verdict of the pair, rater
+``human``.
 """
 
 from __future__ import annotations
@@ -45,10 +51,7 @@ def read_one(path: Path, options: ImportOptions) -> pd.DataFrame:
             f"{path}: no item ID column ({headers}); name it with --column item=COLUMN"
         )
     if "winner" in roles and "score" not in roles:
-        raise UsageError(
-            f"{path}: pairwise winners ({roles['winner']!r}) are imported by the pairwise "
-            "adapters; a long table here holds direct scores or replies"
-        )
+        return _pair_rows(frame, roles, path, options)
     if options.reader is not None and "reply" not in roles:
         raise UsageError(f"{path}: --format/--rubric read replies, but no reply column ({headers})")
     if options.reader is None and "score" not in roles:
@@ -104,10 +107,73 @@ def read_one(path: Path, options: ImportOptions) -> pd.DataFrame:
     return raw
 
 
+def _pair_rows(
+    frame: pd.DataFrame, roles: dict[str, str], path: Path, options: ImportOptions
+) -> pd.DataFrame:
+    """The comparison records of a long table with a ``winner`` column."""
+    from judgekit.data.pairwise import read_pair_label
+
+    def side(column: str, number: int, value: str) -> str:
+        return read_pair_label(value, source=str(path), row=number, column=column)
+
+    def text(role: str, default: str = "") -> pd.Series:
+        if role not in roles:
+            return pd.Series(default, index=frame.index, dtype=object)
+        return texts(frame[roles[role]]).str.strip()
+
+    winner = [side(roles["winner"], i + 2, v) for i, v in enumerate(frame[roles["winner"]])]
+    label = [side(roles["label"], i + 2, v) for i, v in enumerate(frame[roles["label"]])] if (
+        "label" in roles) else [""] * len(frame)  # fmt: skip
+    order = text("order", "ab").str.lower()
+    if not order.isin(("ab", "ba")).all():
+        bad = order[~order.isin(("ab", "ba"))].iloc[0]
+        raise UsageError(f"{path}: column {roles['order']!r} holds {bad!r}; write ab or ba")
+    return pd.DataFrame(
+        {
+            "item_id": texts(frame[roles["item"]]).str.strip(),
+            "judge": text("judge") if "judge" in roles else options.judge,
+            "variant": "", "run": _integers(frame, roles.get("run"), path), "order": order,
+            "verdict": winner,
+            "status": [Status.OK.value if w else Status.UNPARSEABLE.value for w in winner],
+            "reason": ["" if w else "no winner in the table" for w in winner],
+            "raw_reply": text("reply"), "model_a": text("model_a"), "model_b": text("model_b"),
+            "question": text("question"), "label": label,
+        }
+    )  # fmt: skip
+
+
+def _read_pairs(raw: pd.DataFrame, paths: Sequence[Path], options: ImportOptions) -> Imported:
+    from judgekit.importers.pairs import PAIR_SCALE, pair_judgments, pair_labels, pair_records
+
+    source = "long:" + ";".join(p.name for p in paths)
+    judgments = pair_judgments(pair_records(raw.to_dict("records")), options, rubric="imported",
+                               source=source)  # fmt: skip
+    labelled = raw[raw["label"] != ""].drop_duplicates(["item_id", "label"])
+    clash = labelled["item_id"].duplicated()
+    if clash.any():
+        raise UsageError(
+            f"{paths[0]}: pair {labelled[clash]['item_id'].iloc[0]!r} has two different human "
+            "winners; one label column holds one verdict per pair"
+        )
+    human = pair_labels([(i, "human", v) for i, v in zip(labelled["item_id"], labelled["label"],
+                                                          strict=True)])  # fmt: skip
+    first = raw.drop_duplicates("item_id")
+    items = pd.DataFrame({"ID": first["item_id"].to_numpy()})
+    for column, role in (("Question", "question"), ("Model_A", "model_a"), ("Model_B", "model_b")):
+        if (first[role] != "").any():
+            items[column] = first[role].to_numpy()
+    items = items.sort_values("ID", kind="stable").reset_index(drop=True)
+    return Imported(judgments, items, labels=human, scale=PAIR_SCALE, pairwise=True)
+
+
 @register("long")
 def read(paths: Sequence[Path], options: ImportOptions) -> Imported:
     """Read long judgments tables (one or several files, concatenated)."""
     raw = pd.concat([read_one(p, options) for p in paths], ignore_index=True)
+    if "order" in raw.columns and "verdict" in raw.columns:
+        if raw["verdict"].isna().any():
+            raise UsageError(f"{paths[0]}: some tables hold winners and some scores; import apart")
+        return _read_pairs(raw, paths, options)
     empty = raw["item_id"] == ""
     if empty.any():
         raise UsageError(f"{paths[0]}: {int(empty.sum())} row(s) without an item ID")

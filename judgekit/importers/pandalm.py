@@ -13,12 +13,15 @@ as one; ``verdict_accuracy(..., unparsed="tie")`` is that convention, named).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from judgekit.data.errors import DataError
 from judgekit.data.pairwise import COMPARISON_COLUMNS, read_pair_label
+from judgekit.importers import Imported, ImportOptions, register
+from judgekit.types import UsageError
 
 #: The judges' files and the key of their verdict.
 JUDGES = {
@@ -71,3 +74,50 @@ def read_pandalm(folder: str | Path, judge: str) -> pd.DataFrame:
         rows.append((pair, judge, "base", 1, "ab", verdict, status, reason, model_a, model_b,
                      pair))  # fmt: skip
     return pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
+
+
+@register("pandalm")
+def read_files(paths: Sequence[Path], options: ImportOptions) -> Imported:
+    """``--from pandalm testset-v1.json [JUDGE FILES]``: pairs, annotators, judges' verdicts.
+
+    The test set gives the pairs (``cmp_key`` names the two models) and the three annotators'
+    labels; each judge file beside it (named as in :data:`JUDGES`) gives one verdict per
+    pair in order ``ab``. A pair is its ``idx``; its cluster the instruction.
+    """
+    from judgekit.importers.pairs import PAIR_SCALE, pair_judgments, pair_labels, pair_records
+
+    by_name = {name: judge for judge, (name, _, _) in JUDGES.items()}
+    tests = [p for p in paths if p.name == "testset-v1.json"]
+    if len(tests) != 1 or any(p.name not in by_name for p in paths if p not in tests):
+        raise UsageError(
+            f"--from pandalm reads testset-v1.json and judge files named {', '.join(by_name)}; "
+            f"got {', '.join(p.name for p in paths)}"
+        )
+    folder = tests[0].parent
+    try:
+        records = _records(tests[0])
+        labels = read_pandalm_labels(folder)
+        frames = [read_pandalm(p.parent, by_name[p.name]) for p in paths if p not in tests]
+    except (KeyError, TypeError, AttributeError) as error:
+        raise UsageError(f"{folder}: not PandaLM's test set files ({error!r})") from None
+    items = pd.DataFrame(
+        {
+            "ID": [str(r["idx"]) for r in records],
+            "Question": [f"{r['instruction']}\n\n{r['input']}".strip() for r in records],
+            "Answer_A": [str(r["response1"]) for r in records],
+            "Answer_B": [str(r["response2"]) for r in records],
+            "Model_A": [str(r["cmp_key"]).partition("_")[0] for r in records],
+            "Model_B": [str(r["cmp_key"]).partition("_")[2] for r in records],
+        }
+    )
+    human = pair_labels(list(zip(labels["pair_id"], labels["rater"], labels["label"], strict=True)))
+    if not frames:
+        raise UsageError(f"{tests[0]}: name at least one judge file beside the test set")
+    question = dict(zip(items["ID"], items["Question"], strict=True))
+    raw = pd.concat(frames, ignore_index=True).rename(columns={"pair_id": "item_id"})
+    raw = raw.assign(question=raw["item_id"].map(question), raw_reply="", variant="")
+    source = "pandalm:" + ";".join(p.name for p in paths)
+    judgments = pair_judgments(
+        pair_records(raw.to_dict("records")), options, rubric="pandalm", source=source
+    )
+    return Imported(judgments, items, labels=human, scale=PAIR_SCALE, pairwise=True)

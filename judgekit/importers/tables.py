@@ -31,6 +31,10 @@ SPELLINGS: dict[str, tuple[str, ...]] = {
     "question": ("question", "document", "doc", "prompt_id", "source_id", "cluster", "prompt"),
     "answer": ("answer", "output", "summary", "candidate"),
     "answer_model": ("answer_model", "system", "generator", "system_id"),
+    "order": ("order", "shown_order"),
+    "model_a": ("model_a", "model_1"),
+    "model_b": ("model_b", "model_2"),
+    "label": ("human_winner", "human_label", "human_verdict"),
 }
 #: Label roles: the item, the rater and the score.
 LABEL_SPELLINGS: dict[str, tuple[str, ...]] = {

@@ -179,12 +179,69 @@ def _compared(contents: StudyContents, keys: list[str], over: str) -> tuple[dict
     )  # fmt: skip
 
 
+#: The steps that read the rubric's scale (its levels).
+NEEDS_SCALE = frozenset(
+    {
+        "02_human_agreement",
+        "03_run_consistency",
+        "04_paraphrase_sensitivity",
+        "05_distributions_and_bias",
+        "07_batch_effects",
+        "09_judge_panel",
+    }
+)
+
+
+def _without_scale(contents: StudyContents) -> list[str]:
+    """The judged rubrics whose scale the study does not know (an import that stated none)."""
+    missing = []
+    for name in sorted(set(contents.combinations()["rubric"].astype(str))):
+        try:
+            study_rubric(contents.folder, name)
+        except UsageError as error:
+            if "nor its scale" not in str(error):
+                raise
+            missing.append(name)
+    return missing
+
+
 def plan_report(contents: StudyContents) -> list[ReportStep]:
     """The notebooks to run on the study, with parameters, in order (skips say why).
 
     Every notebook covers every (rubric, variant, judge, run) judged into the study that it can
-    analyse (``variant=""``, ``run=0``: all of them); ``covers`` lists them.
+    analyse (``variant=""``, ``run=0``: all of them); ``covers`` lists them. When no judged
+    rubric has a known scale (an inspect_ai import without ``--scale``), the steps that read
+    it are skipped with one line.
     """
+    steps = _planned(contents)
+    judged = set(contents.combinations()["rubric"].astype(str))
+    pairwise, unscaled = _pairwise(contents, judged), _without_scale(contents)
+    if judged and pairwise == judged:
+        why = f"rubric {', '.join(sorted(pairwise))} is pairwise: no scores to analyse here"
+    elif unscaled and len(unscaled) == len(judged):
+        why = (f"rubric {', '.join(unscaled)} has no known scale (imported without one); import "
+               "again with --scale MIN-MAX")  # fmt: skip
+    else:
+        return steps
+    return [replace(s, skipped=why) if s.notebook in NEEDS_SCALE and not s.skipped else s
+            for s in steps]  # fmt: skip
+
+
+def _pairwise(contents: StudyContents, judged: set[str]) -> set[str]:
+    """The judged rubrics that compare two answers: packaged ``kind: pairwise`` or so imported."""
+    from judgekit.rubrics import list_rubrics
+    from judgekit.study.rubrics import recorded_manifest
+
+    commands = recorded_manifest(contents.folder).get("commands", [])
+    imported = {
+        str(c["imported_rubric"].get("name")) for c in commands
+        if isinstance(c, dict) and isinstance(c.get("imported_rubric"), dict)
+        and c["imported_rubric"].get("kind") == "pairwise"
+    } if isinstance(commands, list) else set()  # fmt: skip
+    return judged & (set(list_rubrics("pairwise")) | imported)
+
+
+def _planned(contents: StudyContents) -> list[ReportStep]:
     base = {"judgments_path": str(contents.folder.judgments)}
     tables = "tables/"
     combos = contents.combinations()
@@ -301,8 +358,7 @@ def run_report(
         raise UsageError(f"{root}: no such study folder; create one with `judgekit judge --study`")
     contents = read_contents(root.resolve())  # to plan: only the kernels load the study
     notebooks = config.NOTEBOOKS_DIR  # the checkout's, or the copy shipped in the wheel
-    for name in sorted(set(contents.judged["rubric"])):  # a changed copy: one line, not a kernel's
-        study_rubric(contents.folder, name)
+    _without_scale(contents)  # a changed copy: one line, not a kernel's (no scale: planned skips)
     if own_models:
         judges = set(contents.judged[JUDGE])
         own_models_setting(contents.folder, judges, answer_models(contents.folder), own_models)

@@ -222,6 +222,33 @@ def _labels_table(request: ImportRequest, judgments: Any, root: Path) -> tuple[A
     return table, notes
 
 
+def _pair_labels_table(labels: Any, judgments: Any, request: ImportRequest, root: Path) -> Any:
+    """``labels.csv`` rows of the source's human pairwise verdicts (score empty, a verdict)."""
+    import pandas as pd
+
+    from judgekit.labels.table import LABEL_TABLE_COLUMNS, VERDICT, read_labels_table
+    from judgekit.study.folder import StudyFolder
+
+    rubric = str(judgments["rubric"].iloc[0])
+    new = pd.DataFrame(
+        {
+            "item_id": labels["item_id"], "labeller": labels["rater"], "score": float("nan"),
+            "status": "ok", "note": f"imported from {request.files[0].name}",
+            "labelled_at": "", "rubric": rubric, "rubric_version": "",
+            VERDICT: labels["verdict"],
+        },
+        columns=[*LABEL_TABLE_COLUMNS, VERDICT],
+    )  # fmt: skip
+    old = read_labels_table(StudyFolder(root).long_labels)
+    key = ["item_id", "labeller", "rubric"]
+    kept = old[~old.set_index(key).index.isin(new.set_index(key).index)]
+    table = pd.concat([kept, new], ignore_index=True) if len(kept) else new
+    table[VERDICT] = table[VERDICT].fillna("") if VERDICT in table else ""
+    return table.sort_values(["rubric", "labeller", "item_id"], kind="stable").reset_index(
+        drop=True
+    )
+
+
 def _check_on_scale(judgments: Any, scale: Mapping[str, Any], request: ImportRequest) -> None:
     """Refuse a scored judgment off the scale the rubric will be recorded with (one line)."""
     from judgekit.types import Scale
@@ -277,9 +304,16 @@ def run_import(request: ImportRequest, out: Any = None, command_line: str = "") 
     imported = adapter(request.files, _options(request))
     notes = list(imported.notes)
     labels_csv = None
+    if imported.pairwise and request.labels is not None:
+        raise UsageError(
+            f"--labels {request.labels}: pairwise human labels are read from the source or the "
+            "long table's label column (--column label=COLUMN)"
+        )
     if request.labels is not None:
         labels_csv, label_notes = _labels_table(request, imported.judgments, root)
         notes += label_notes
+    elif imported.pairwise and len(imported.labels):
+        labels_csv = _pair_labels_table(imported.labels, imported.judgments, request, root)
     judgments = imported.judgments
     judges = [
         {"label": j, "model": j, "provider": "imported", "adapter": request.adapter}
@@ -293,7 +327,10 @@ def run_import(request: ImportRequest, out: Any = None, command_line: str = "") 
     }
     rubric_record = imported_rubric_record(request, details["rubric"], imported.scale)
     if rubric_record:
-        _check_on_scale(judgments, rubric_record["scale"], request)
+        if imported.pairwise:  # verdicts, not scores: nothing to check on the scale
+            rubric_record["kind"] = "pairwise"
+        else:
+            _check_on_scale(judgments, rubric_record["scale"], request)
         scale = rubric_record["scale"]["allowed"]
         details["scale"] = [scale[0], scale[-1]]
         details["imported_rubric"] = rubric_record
