@@ -285,4 +285,4 @@ def test_the_direct_report_steps_skip_an_imported_pairwise_study(pandalm_study: 
     steps = {s.notebook: s for s in plan_report(read_contents(pandalm_study.folder.root))}
     for name in NEEDS_SCALE:
         assert steps[name].skipped and "\n" not in steps[name].skipped
-    assert "is pairwise" in steps["05_distributions_and_bias"].skipped
+    assert "rubrics are pairwise" in steps["05_distributions_and_bias"].skipped

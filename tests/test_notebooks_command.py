@@ -16,10 +16,10 @@ def test_the_notebooks_are_copied_with_their_parameters_cell(
     assert main(["notebooks", str(tmp_path / "mine")]) == 0
     copied = sorted(p.name for p in (tmp_path / "mine").glob("*.ipynb"))
     shipped = sorted(p.name for p in config.NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
-    assert copied == shipped and len(copied) == 9
+    assert copied == shipped and len(copied) == 10
     for name in copied:
         assert (tmp_path / "mine" / name).read_bytes() == (config.NOTEBOOKS_DIR / name).read_bytes()
-    assert "9 notebooks copied" in capsys.readouterr().out
+    assert "10 notebooks copied" in capsys.readouterr().out
 
 
 def test_a_folder_holding_a_notebook_is_refused_in_one_line(

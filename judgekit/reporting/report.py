@@ -215,30 +215,13 @@ def plan_report(contents: StudyContents) -> list[ReportStep]:
     """
     steps = _planned(contents)
     judged = set(contents.combinations()["rubric"].astype(str))
-    pairwise, unscaled = _pairwise(contents, judged), _without_scale(contents)
-    if judged and pairwise == judged:
-        why = f"rubric {', '.join(sorted(pairwise))} is pairwise: no scores to analyse here"
-    elif unscaled and len(unscaled) == len(judged):
-        why = (f"rubric {', '.join(unscaled)} has no known scale (imported without one); import "
-               "again with --scale MIN-MAX")  # fmt: skip
-    else:
+    unscaled = _without_scale(contents)
+    if not unscaled or len(unscaled) < len(judged):
         return steps
+    why = (f"rubric {', '.join(unscaled)} has no known scale (imported without one); import "
+           "again with --scale MIN-MAX")  # fmt: skip
     return [replace(s, skipped=why) if s.notebook in NEEDS_SCALE and not s.skipped else s
             for s in steps]  # fmt: skip
-
-
-def _pairwise(contents: StudyContents, judged: set[str]) -> set[str]:
-    """The judged rubrics that compare two answers: packaged ``kind: pairwise`` or so imported."""
-    from judgekit.rubrics import list_rubrics
-    from judgekit.study.rubrics import recorded_manifest
-
-    commands = recorded_manifest(contents.folder).get("commands", [])
-    imported = {
-        str(c["imported_rubric"].get("name")) for c in commands
-        if isinstance(c, dict) and isinstance(c.get("imported_rubric"), dict)
-        and c["imported_rubric"].get("kind") == "pairwise"
-    } if isinstance(commands, list) else set()  # fmt: skip
-    return judged & (set(list_rubrics("pairwise")) | imported)
 
 
 def _planned(contents: StudyContents) -> list[ReportStep]:
