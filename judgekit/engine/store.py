@@ -50,7 +50,7 @@ from judgekit.engine.store_rows import (
     stored_call,
     written_out,
 )
-from judgekit.engine.store_writer import StoreWriter, connect
+from judgekit.engine.store_writer import StoreWriteError, StoreWriter, connect
 from judgekit.types import ChatReply, UsageError
 
 __all__ = [
@@ -61,10 +61,6 @@ __all__ = [
     "StoredCall",
     "canonical_json",
 ]
-
-
-class StoreWriteError(RuntimeError):
-    """The store file could not be written (a full disk, a read-only folder); names the file."""
 
 
 def _now() -> str:
@@ -105,7 +101,7 @@ class ResponseStore:
             migrate(self._db, self.path)
             if self._db.execute("SELECT 1 FROM requests LIMIT 1").fetchone() is None:
                 self._written = set()
-            self._writer = StoreWriter(self.path, self._write_error)
+            self._writer = StoreWriter(self.path)
         except sqlite3.DatabaseError as exc:
             storelock.release(self.path)
             raise UsageError(f"{self.path}: not a usable response store ({exc})") from None
@@ -175,12 +171,6 @@ class ResponseStore:
         """Wait until every write queued so far is committed."""
         if self._writer is not None:
             self._writer.flush()
-
-    def _write_error(self, exc: sqlite3.Error) -> StoreWriteError:
-        return StoreWriteError(
-            f"{self.path}: cannot write the response store ({exc}); the replies stored so "
-            "far are kept: free space there, or give another --store, and rerun"
-        )
 
     def _submit(self, sql: str, params: Sequence[Any]) -> Future[None]:
         """Queue a write for the writer thread; the future resolves after its commit."""

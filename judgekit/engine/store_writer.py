@@ -17,7 +17,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,10 @@ BATCH_ROWS = 2048
 BATCH_WAIT_S = 0.003
 
 _Write = tuple[str, Sequence[Any], Future[None]]
+
+
+class StoreWriteError(RuntimeError):
+    """The store file could not be written (a full disk, a read-only folder); names the file."""
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -43,11 +47,10 @@ class StoreWriter:
 
     Args:
         path: The store's SQLite file (already created and migrated).
-        describe_error: Turns a failed transaction's exception into the one each future raises.
     """
 
-    def __init__(self, path: Path, describe_error: Callable[[sqlite3.Error], Exception]):
-        self._describe_error = describe_error
+    def __init__(self, path: Path):
+        self.path = path
         self._queue: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._failure: Exception | None = None
         self._db = connect(path)
@@ -108,8 +111,13 @@ class StoreWriter:
             except sqlite3.Error as exc:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
-                self._failure = self._describe_error(exc)
+                self._failure = StoreWriteError(
+                    f"{self.path}: cannot write the response store ({exc}); the replies stored "
+                    "so far are kept: free space there, or give another --store, and rerun"
+                )
         for *_, done in group:
+            if done.cancelled():  # its awaiting task was cancelled (Ctrl-C); the write stands
+                continue
             if self._failure is None:
                 done.set_result(None)
             else:
