@@ -64,6 +64,7 @@ def pairwise_analysis(
     rubric: str = "",
     baseline: str = "",
     ties: str = "half",
+    bt_alpha: float = 0.0,
     level: float = 0.95,
     n_boot: int = 1000,
     seed: int = 0,
@@ -75,6 +76,9 @@ def pairwise_analysis(
         rubric: The pairwise rubric.
         baseline: The model the win rates are against (empty: the most frequent model).
         ties: Bradley-Terry's tie handling: ``half``, ``davidson`` or ``rao-kupper``.
+        bt_alpha: Bradley-Terry's Gaussian prior on the strengths (0: maximum likelihood, which
+            does not exist for a group that never wins or ties against the others; that
+            group's ranking is then one ``skipped`` line).
         level: The interval level of every table.
         n_boot: Bootstrap replicates (seeded with ``seed``).
         seed: The seed of every bootstrap.
@@ -123,9 +127,12 @@ def pairwise_analysis(
         )
     ranking_rows, win_rows, lc_rows = [], [], []
     for keys, part in _by_group(parsed):
-        ranking_rows.append(
-            stats.bradley_terry(part, cluster=cluster, ties=ties, ci=ci).assign(**keys)
-        )
+        try:
+            ranking = stats.bradley_terry(part, cluster=cluster, ties=ties, alpha=bt_alpha, ci=ci)
+            ranking_rows.append(ranking.assign(**keys))
+        except ValueError as unbounded:  # no maximum-likelihood estimate: said, not drawn
+            where = " · ".join(str(keys[k]) for k in GROUP)
+            result.skip(f"Bradley–Terry ranking ({where})", str(unbounded).split(": ", 1)[1])
         win_rows.append(
             stats.win_rate_vs_baseline(part, chosen, cluster=cluster, ci=wilson).assign(**keys)
         )
@@ -134,17 +141,18 @@ def pairwise_analysis(
                 part.merge(lengths, on="pair_id"), chosen, cluster=cluster, level=level
             )
             lc_rows.append(lc.assign(**keys))
-    ranking = pd.concat(ranking_rows, ignore_index=True)
-    result.tables["bradley_terry"] = ranking.assign(design=design)
+    if ranking_rows:
+        ranking = pd.concat(ranking_rows, ignore_index=True)
+        result.tables["bradley_terry"] = ranking.assign(design=design)
+        rater = ranking.assign(rater=lambda f: f["judge"] + " · " + f["variant"] + " · run " +
+                               f["run"].astype(str))  # fmt: skip
+        result.figures["pairwise_bradley_terry"] = plots.plot_strength_forest(
+            rater, rater="rater", level=level
+        )
     result.tables["win_rate_vs_baseline"] = pd.concat(win_rows).assign(design=design)
     if lc_rows:
         result.tables["length_controlled_win_rate"] = pd.concat(lc_rows).assign(design=design)
     result.say(f"win rates against baseline {chosen!r} (a tie is half a win)")
-    rater = ranking.assign(rater=lambda f: f["judge"] + " · " + f["variant"] + " · run " +
-                           f["run"].astype(str))  # fmt: skip
-    result.figures["pairwise_bradley_terry"] = plots.plot_strength_forest(
-        rater, rater="rater", level=level
-    )
 
     judges = sorted(set(outcomes["judge"]))
     if len(judges) < 2:
