@@ -155,7 +155,8 @@ def test_the_report_plans_the_pairwise_step_and_skips_the_direct_ones(study) -> 
 
     steps = {s.notebook: s for s in plan_report(read_contents(study.folder.root))}
     assert steps["10_pairwise"].skipped == ""
-    assert steps["10_pairwise"].parameters["rubric"] == "mtbench_pairwise"
+    assert steps["10_pairwise"].parameters["rubric"] == ""  # every pairwise rubric
+    assert steps["10_pairwise"].covers == ({"rubric": "mtbench_pairwise"},)
     for name in ("02_human_agreement", "05_distributions_and_bias", "09_judge_panel"):
         assert steps[name].skipped == "the study's rubrics are pairwise (see 10_pairwise)"
 

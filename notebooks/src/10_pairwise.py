@@ -13,7 +13,7 @@
 
 # %% tags=["parameters"]
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
-rubric: str = ""  # the pairwise rubric; empty: the study's one pairwise rubric
+rubric: str = ""  # the pairwise rubric; empty: every pairwise rubric of the study
 baseline: str = ""  # model the win rates are against; empty: the most frequent model
 ties: str = "half"  # Bradley-Terry ties: "half", "davidson" or "rao-kupper"
 bt_alpha: float = 0.0  # Bradley-Terry prior on the strengths; > 0 ranks a model that never won
@@ -35,7 +35,7 @@ from judgekit.study.parameters import check_parameters
 check_parameters(globals(), "10_pairwise")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
-    "pairwise", judgments_path, figures_dir=figures_dir, output_dir=output_dir
+    "pairwise", judgments_path, figures_dir=figures_dir, output_dir=output_dir, pairwise=True
 )
 result = pairwise_analysis(
     study,
