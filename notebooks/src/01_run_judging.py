@@ -23,12 +23,13 @@ batch_size: int = 0  # items per request; 0: the rubric's default
 judge_model: str = ""  # judge model name; empty: the local judge's model
 base_url: str = ""  # OpenAI-compatible endpoint; empty: the provider's URL or the local judge
 provider: str = ""  # provider preset, see judgekit.engine.PROVIDERS; empty: openai or local
-judges: list = []  # a panel: [NAME=]PROVIDER:MODEL[@BASE_URL] each (--judge); empty: the above
+judges: list = []  # a panel, each judge as --judge takes it (name, provider, model, URL)
 panel: str = ""  # a panel file (--panel, see README); empty: `judges` or the judge above
-column_map: list = []  # HEADER=COLUMN pairs (--column-map), e.g. "item=ID", "generator=Model"
+column_map: list = []  # header-to-column pairs, as --column-map takes them (item to ID)
 temperature: float = 0.0  # sampling temperature
 max_tokens: int = 0  # output cap per request; 0: not sent
 max_reasks: int = 2  # re-asks of the rows a reply left unscored, per batch
+max_unscored: int = 0  # verdicts a judge may leave unscored (unusable replies) before it fails
 max_concurrency: int = 0  # requests in flight; 0: the client's default
 batch_api: bool = False  # judge through the provider's Batch API (openai, azure, gemini): resumable
 store_path: str = ""  # response store (SQLite); empty: responses.sqlite in output_dir
@@ -72,6 +73,7 @@ for rubric in rubrics:  # the flags of `judgekit judge`; an empty or zero value 
         temperature=temperature,
         max_tokens=max_tokens or None,
         max_reasks=max_reasks,
+        max_unscored=max_unscored,
         max_concurrency=max_concurrency or None,
         batch_api=batch_api,
         store=store_path or None,
