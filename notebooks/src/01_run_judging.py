@@ -6,7 +6,9 @@
 # function (`jk.judge_study`), once per rubric, and the study accumulates. Without an API key
 # and without a base URL, the **local judge** (a small llama.cpp model, a plumbing check rather
 # than a serious judge) is started and used. Keys are never parameters: the client reads them
-# from the environment (`OPENAI_API_KEY`, or the provider's own variable).
+# from the environment (`OPENAI_API_KEY`, or the provider's own variable). A panel is `judges`
+# (e.g. `["a=openai:gpt-4.1", "b=vllm:qwen@http://gpu:8000/v1"]`) or a panel file (`panel`);
+# `column_map` reads your headers as judgekit's columns (e.g. `["item=ID", "generator=Model"]`).
 #
 # `output_dir` is the study folder `judgekit report` reads: `study.json` (every judge, command
 # and file), `items.csv`, `judgments.parquet` and `.csv` (each item's settling attempt, with the
