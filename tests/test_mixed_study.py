@@ -120,3 +120,27 @@ def test_a_mixed_study_reports_and_its_bundle_verifies_elsewhere(
     shutil.copy(bundle, elsewhere / bundle.name)
     monkeypatch.chdir(elsewhere)
     assert main(["verify", bundle.name]) == 0
+
+
+def test_judgekit_label_asks_which_kind_and_labels_the_rubric_named(
+    mixed: Path, tmp_path: Path
+) -> None:
+    from judgekit.labels.pair_session import PairLabellingSession
+    from judgekit.study.labelling import LabelOptions, label_session
+    from judgekit.types import UsageError
+
+    with pytest.raises(UsageError, match=r"direct and pairwise rubrics .*: say which to label"):
+        label_session(load_study(mixed), LabelOptions("ann"))
+    with pytest.raises(UsageError, match="--rubric nope: the study judged arena_hard, "):
+        label_session(load_study(mixed), LabelOptions("ann", rubric="nope"))
+    direct = load_study(shutil.copytree(mixed, tmp_path / "direct"))
+    session, _ = label_session(direct, LabelOptions("ann", n=4, rubric="factual_accuracy"))
+    assert not isinstance(session, PairLabellingSession)
+    assert len(session.ids) == 4 and all(i.startswith("f") for i in session.ids)
+    again, _ = label_session(load_study(direct.folder.root), LabelOptions("bob"))  # the kept plan
+    assert again.ids == session.ids
+    pairs = load_study(shutil.copytree(mixed, tmp_path / "pairs"))
+    paired, _ = label_session(pairs, LabelOptions("ann", rubric="arena_hard"))
+    assert isinstance(paired, PairLabellingSession)
+    plan = pd.read_csv(pairs.folder.labelling_plan)
+    assert set(plan["rubric"]) == {"arena_hard"} and len(plan) == 16

@@ -204,11 +204,14 @@ def label(
     ] = False,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (default: free).")] = 0,
     browser: Annotated[bool, typer.Option(help="Open the page in the browser.")] = True,
+    rubric: Annotated[
+        str, typer.Option(help="Rubric to label (a study of direct and pairwise rubrics).")
+    ] = "",
 ) -> None:
     """Label the study's items blind on a page of its own; the same command resumes."""
     from judgekit.study.labelling import LabelOptions, run_label
 
-    run_label(study, LabelOptions(labeller, n, seed, show_model, port, browser))
+    run_label(study, LabelOptions(labeller, n, seed, show_model, port, browser, rubric))
 
 
 @app.command("serve-local")
