@@ -196,25 +196,3 @@ def test_reserved_options_are_refused(tmp_path: Path) -> None:
             store=ResponseStore(tmp_path / "x.sqlite"),
             offline=True,
         )
-
-
-def test_notebook_01_helper_judges_each_judge_in_batches_of_its_own(tmp_path: Path) -> None:
-    from judgekit.engine import JudgeOptions
-    from judgekit.judging.batch import judge_in_batches
-
-    with run_simulator(SimulatorConfig(oracle=ORACLE, batch_delay_s=0.0)) as sim:
-        clients = {
-            label: OpenAIJudge(f"judge-{label}", base_url=sim.base_url, provider="simulator")
-            for label in ("a", "b")
-        }
-        options = JudgeOptions(store=tmp_path / "s.sqlite", batch_size=6, progress=False)
-        outcomes = judge_in_batches(
-            ITEMS, load_rubric("riddle_accuracy"), clients, options, notify=lambda _: None
-        )
-        assert sim.stats()["by_source"] == {"batch": 4}
-    saved = json.loads((tmp_path / "s.sqlite.batches.json").read_text())["batches"]
-    assert len(saved) == 2  # one batch per judge
-    for label, outcome in outcomes.items():
-        table = outcome.judgments
-        assert table is not None and (table["judge"] == label).all()
-        assert (table["score"] == table["item_id"].map(ORACLE)).all()

@@ -175,7 +175,7 @@ def test_a_changed_prompt_is_named(
         verified(root)
     )
     prompt.write_text(original)
-    from judgekit.sharing import verify
+    from judgekit.sharing import replay
     from judgekit.study.own_prompt import load_any_rubric
 
     def edited_rubric(*args):  # the same rubric, one word of its instructions changed
@@ -191,7 +191,7 @@ def test_a_changed_prompt_is_named(
         monkeypatch.setattr(rubric, "render", reworded)
         return rubric
 
-    monkeypatch.setattr(verify, "load_any_rubric", edited_rubric)
+    monkeypatch.setattr(replay, "load_any_rubric", edited_rubric)
     missing = [p for p in verified(root) if "is not in the store" in p]
     assert missing and "the prompt changed" in missing[0] and "message 1 (system)" in missing[0]
     assert "fact checker" in missing[0], missing[0]

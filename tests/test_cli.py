@@ -26,6 +26,11 @@ def test_rubrics_lists_every_packaged_rubric_with_its_columns(
         output
     )
     assert "labels Human_Factual" in output
+    pairwise = output.split("pairwise (two answers compared, in both orders):\n", 1)[1]
+    assert "mtbench_pairwise   scale -1,0,1  pair_mtbench  reads Question, Answer_A, Answer_B" in (
+        pairwise
+    )
+    assert "riddle_accuracy" not in pairwise
 
 
 def test_judge_writes_the_tidy_table_and_the_seed_file(

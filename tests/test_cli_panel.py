@@ -339,7 +339,7 @@ def test_a_first_run_cut_short_resumes_in_its_folder_without_paying_again(
 
 def test_judges_are_written_as_provider_model_url_with_an_optional_label() -> None:
     from judgekit.judging.clients import EndpointOptions
-    from judgekit.judging.panel import panel_from_entries, parse_judge
+    from judgekit.judging.panel import command_judges, panel_from_entries, parse_judge
 
     limits = EndpointOptions(requests_per_minute=60.0)
     plain = parse_judge("ollama:llama3.1:8b", limits)  # a model name may hold a colon
@@ -355,12 +355,12 @@ def test_judges_are_written_as_provider_model_url_with_an_optional_label() -> No
         "openai:gpt-4.1",
         {"provider": "vllm", "model": "m", "label": "v", "rpm": 10, "api_key_env": "GPU_KEY"},
     ]
-    first, second = panel_from_entries(entries, limits)  # notebook 01's `judges` parameter
+    first, second = panel_from_entries(entries, limits)  # a panel file's `judges:` list
     assert first.endpoint.requests_per_minute == 60.0  # the shared limit, unless its own
     assert (second.label, second.endpoint.api_key_env, second.endpoint.requests_per_minute) == (
         "v", "GPU_KEY", 10
     )  # fmt: skip
-    (alone,) = panel_from_entries([], EndpointOptions("m", provider="vllm"))
+    (alone,) = command_judges((), None, EndpointOptions("m", provider="vllm"))
     assert alone.label == "vllm:m"  # no panel: the one judge, labelled PROVIDER:MODEL
 
 

@@ -3,13 +3,15 @@
 `make figures` runs notebooks 06 and 09 (parameter set ``params/figures``) and writes the
 original study's figures, and its four judges' panel figures, into ``figures/``. Here the same
 run goes to a temporary folder, and each regenerated figure is compared with the committed one
-by what it shows: PNG pixels and the decompressed PDF streams (page content, fonts), not
-metadata such as creation dates. The same run's tables are compared with the pre-redesign
-baseline by ``judgekit compare``.
+by what it shows: PNG pixels and the decompressed PDF streams (page content, the embedded
+fonts' glyphs and metrics), not metadata such as creation dates or the font subsetter's
+version. The same run's tables are compared with the pre-redesign baseline by ``judgekit
+compare``.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import subprocess
@@ -23,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from fontTools.ttLib import TTFont
 from matplotlib.figure import Figure
 
 from judgekit import config
@@ -45,12 +48,28 @@ def png_difference(expected: Path, actual: Path) -> float:
     return float(np.sqrt(np.mean((want - got) ** 2)))
 
 
+#: Embedded-font tables that record the subsetting library (fontTools' version string in `name`,
+#: its checksum and dates in `head`), not what the figure shows.
+FONT_METADATA = {"name", "head"}
+
+
+def font_program(data: bytes) -> bytes:
+    """Return an embedded TrueType font's glyph, metric and map tables; other bytes unchanged."""
+    if not data.startswith((b"\x00\x01\x00\x00", b"true", b"OTTO")):
+        return data
+    font = TTFont(io.BytesIO(data))
+    head = font["head"]
+    shape = (head.unitsPerEm, head.xMin, head.yMin, head.xMax, head.yMax, head.indexToLocFormat)
+    tables = [tag.encode() + font.reader[tag] for tag in sorted(font.reader.keys())]
+    return repr(shape).encode() + b"".join(t for t in tables if t[:4].decode() not in FONT_METADATA)
+
+
 def pdf_streams(path: Path) -> list[bytes]:
     """Return a PDF's streams (page content, fonts, images), decompressed where deflated."""
     streams = []
     for raw in STREAM.findall(path.read_bytes()):
         try:
-            streams.append(zlib.decompress(raw))
+            streams.append(font_program(zlib.decompress(raw)))
         except zlib.error:
             streams.append(raw)
     return streams

@@ -72,9 +72,9 @@ def test_labels_flow_from_notebook_08_to_notebook_02(tmp_path: Path) -> None:
     assert len(plan) == 18 and plan["item_id"].is_unique
     assert not (run_dir / "judging/labels.csv").exists()  # headless writes no labels
     record = json.loads((run_dir / "judging/calibration.json").read_text())
-    assert record["judge_model"] == "sim-judge" and record["labellers"] == ["column label"]
+    assert record["judge_model"] == "sim-judge" and record["labellers"] == ["column Human_Accuracy"]
     printed = _printed(run_dir / "08_human_labels.ipynb")
-    assert "labels used for PPI: column label on the 18 planned items" in printed
+    assert "labels used for PPI: column Human_Accuracy on the 18 planned items" in printed
     assert "one rater only: no inter-human agreement" in printed
 
     # a person labels the planned items with the tool; three of them differently
@@ -105,13 +105,13 @@ def test_labels_flow_from_notebook_08_to_notebook_02(tmp_path: Path) -> None:
     )
     between = read_table(run_dir / "tables/human_agreement/inter_human_riddle_accuracy.csv").frame
     kappa = between[between["statistic"] == "kappa (quadratic)"].iloc[0]
-    assert (kappa["rater_a"], kappa["rater_b"]) == ("bela", "column label")
+    assert (kappa["rater_a"], kappa["rater_b"]) == ("bela", "column Human_Accuracy")
     assert float(kappa["ci_low"]) < float(kappa["estimate"]) < 1.0
     assert int(kappa["n"]) == 18
     conflicts = read_frame(run_dir / "tables/human_agreement/label_conflicts_riddle_accuracy.csv")
     assert sorted(conflicts["item_id"].astype(str)) == sorted(wanted[:3])
     family = read_frame(run_dir / "tables/human_agreement/kappa_family.csv")
-    assert set(family["human_labels"]) == {"column label (items file, 24 labels)"}
+    assert set(family["human_labels"]) == {"column Human_Accuracy (items file, 24 labels)"}
     printed = _printed(run_dir / "02_human_agreement.ipynb")
     assert "calibration recorded" in printed and "warning" not in printed
 
@@ -122,7 +122,7 @@ def test_labels_flow_from_notebook_08_to_notebook_02(tmp_path: Path) -> None:
         log=False,
     )
     versus = read_frame(run_dir / "tables/l2/judge_vs_human.csv")
-    assert sorted(versus["human_labels"]) == ["bela", "column label"]
+    assert sorted(versus["human_labels"]) == ["bela", "column Human_Accuracy"]
     assert "labels used for PPI: bela" in _printed(run_dir / "08_human_labels.ipynb")
     record = json.loads((run_dir / "judging/calibration.json").read_text())
     record["prompt_hash"] = "0" * 16  # as if the prompt had changed since calibration

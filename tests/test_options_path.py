@@ -8,8 +8,9 @@ here, found by introspection rather than by a list kept beside the code.
 
 from __future__ import annotations
 
+import shlex
 import typing
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,14 +21,15 @@ import typer
 from judgekit.cli import judge_options as cli_judge_options
 from judgekit.cli.main import app, main
 from judgekit.engine import JudgeOptions
-from judgekit.judging import judge as cli_judge
+from judgekit.judging import judge_study as judge_study_module
 from judgekit.judging.clients import (
     LIMIT_FLAGS,
     EndpointOptions,
     local_judge_client,
     planning_client,
 )
-from judgekit.judging.command import JudgeCommand, judge_settings
+from judgekit.judging.command import JudgeCommand
+from judgekit.judging.judge_study import FLAG_SETTINGS, flag, judge_study
 from judgekit.judging.panel import LIMIT_KEYS, panel_from_entries
 from judgekit.types import UsageError
 
@@ -85,7 +87,7 @@ def test_every_flag_reaches_its_object_with_the_value_typed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     captured: list[JudgeCommand] = []
-    monkeypatch.setattr(cli_judge, "execute", captured.append)
+    monkeypatch.setattr(judge_study_module, "execute", lambda c, *_: captured.append(c))
     argv, expected = ["judge"], {}
     for name, parameter in judge_parameters().items():
         arguments, expected[name] = _typed(name, parameter)
@@ -168,13 +170,24 @@ def test_the_local_client_keeps_the_endpoints_limits_and_name() -> None:
     assert local_judge_client(server).endpoint == "judgekit-local"
 
 
-def test_notebook_settings_take_the_same_path_and_refuse_unknown_names() -> None:
-    options, endpoint = judge_settings(runs=3, model="m", max_concurrency=2, progress=False)
-    assert (options.runs, options.progress, endpoint.model, endpoint.max_concurrency) == (
-        3,
-        False,
-        "m",
-        2,
-    )
-    with pytest.raises(UsageError, match=r"unknown judge setting\(s\) \['judge_model'\]"):
-        judge_settings(judge_model="m")
+def test_judge_study_has_the_flags_of_judgekit_judge_and_records_the_command_that_does_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parameters = judge_parameters()
+    assert list(FLAG_SETTINGS) == [n for n in parameters if n not in ("items", "rubric")]
+    for name in FLAG_SETTINGS:
+        assert flag(name) == parameters[name].opts[0], name
+    captured: list[JudgeCommand] = []
+    monkeypatch.setattr(judge_study_module, "execute", lambda c, *_: captured.append(c))
+    settings = {name: _typed(name, parameters[name])[1] for name in FLAG_SETTINGS}
+    settings.update(format_reminder=False, no_labels=False, study="s")  # --no-X, a default
+    judge_study("items.csv", "riddle_accuracy", progress=False, **settings)
+    from_python = captured.pop()
+    line = from_python.command_line
+    assert line.endswith(" --no-format-reminder") and "--no-labels" not in line
+    assert main(shlex.split(line)[1:]) == 0  # the recorded command, typed
+    from_cli = captured.pop()
+    assert from_cli.command_line == line
+    assert from_cli == replace(from_python, judging=from_python.judging.updated(progress=True))
+    with pytest.raises(UsageError, match=r"unknown setting\(s\) \['judge_model'\]"):
+        judge_study("items.csv", "riddle_accuracy", judge_model="m")

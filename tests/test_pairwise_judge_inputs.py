@@ -73,6 +73,21 @@ def test_a_bad_pairs_file_stops_before_any_call_and_keeps_the_study(
     assert {p.name: digest(p) for p in study.iterdir() if p.is_file()} == kept
 
 
+def test_conversation_mode_is_refused_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pairs = write_pairs(tmp_path / "pairs.csv", 4)
+    with run_simulator(SimulatorConfig()) as sim:
+        assert judge(pairs, tmp_path / "study", sim.base_url, "--mode", "conversation") == 2
+        assert sim.stats()["requests"] == 0
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "error: rubric mtbench_pairwise compares two answers: --mode conversation would let "
+        "the judge see one order's verdict while judging the other; use --mode independent"
+    )
+    assert not (tmp_path / "study").exists()
+
+
 def test_the_batch_api_judges_both_orders_as_the_online_run(tmp_path: Path) -> None:
     items = write_pairs(tmp_path / "pairs.csv", 5)
     with run_simulator(SimulatorConfig(position_bias=1.0, batch_delay_s=0.0)) as sim:

@@ -121,3 +121,65 @@ def test_length_control_removes_a_known_length_preference() -> None:
     assert row["length_coef"] > 1.0 and row["level"] == 0.95
     bias = longer_answer_win_rate(games, cluster="prompt").iloc[0]
     assert bias["ci_low"] > 0.5 and bias["n"] == n
+
+
+def _ridge_reference(games: pd.DataFrame, alpha: float) -> dict[str, float]:
+    """The ridge MAP by a general optimiser: ties as half wins, prior -alpha/2 sum t_i^2."""
+    from scipy.optimize import minimize
+
+    models = sorted(set(games["model_a"]) | set(games["model_b"]))
+    a = games["model_a"].map({m: i for i, m in enumerate(models)}).to_numpy()
+    b = games["model_b"].map({m: i for i, m in enumerate(models)}).to_numpy()
+    score = games["winner"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy()
+
+    def loss(t: np.ndarray) -> tuple[float, np.ndarray]:
+        d = t[a] - t[b]
+        value = (score * np.logaddexp(0, -d) + (1 - score) * np.logaddexp(0, d)).sum()
+        residual = 1 / (1 + np.exp(-d)) - score  # d loss / d d
+        grad = np.bincount(a, residual, len(models)) - np.bincount(b, residual, len(models))
+        return float(value + alpha / 2 * t @ t), grad + alpha * t
+
+    found = minimize(loss, np.zeros(len(models)), jac=True, method="BFGS", options={"gtol": 1e-12})
+    return dict(zip(models, found.x - found.x.mean(), strict=True))
+
+
+def _swept(seed: int) -> pd.DataFrame:
+    """Eight models where m7 loses every game: no finite maximum-likelihood estimate."""
+    games = _games(seed, n=800)
+    loser_a, loser_b = games["model_a"] == "m7", games["model_b"] == "m7"
+    games.loc[loser_a, "winner"], games.loc[loser_b, "winner"] = "b", "a"
+    return games
+
+
+def test_a_model_that_never_scores_is_named_not_sent_to_minus_infinity() -> None:
+    with pytest.raises(ValueError, match=r"^bradley_terry: m7 scores no win or tie .* alpha > 0"):
+        bradley_terry(_swept(3), ci=CI(None))
+    games = pd.DataFrame({"model_a": ["p", "r", "q", "p", "r"],
+                          "model_b": ["r", "p", "s", "q", "s"],
+                          "winner": ["a", "a", "tie", "a", "a"]})  # fmt: skip
+    with pytest.raises(ValueError, match="q, s score no win"):  # a group, not one model
+        bradley_terry(games, ci=CI(None))
+
+
+def test_the_ridge_matches_a_general_optimiser() -> None:
+    for games in (_swept(4), _games(5, n=600)):
+        for alpha in (0.1, 2.0):
+            ours = bradley_terry(games, alpha=alpha, ci=CI(None)).set_index("model")["strength"]
+            for model, value in _ridge_reference(games, alpha).items():
+                assert ours[model] == pytest.approx(value, abs=1e-6)
+    table = bradley_terry(_swept(4), alpha=0.5, ties="davidson", ci=CI(None))
+    assert np.isfinite(table["strength"]).all() and table["model"].iloc[-1] == "m7"
+
+
+def test_replicates_without_an_estimate_are_counted_and_can_void_the_interval() -> None:
+    ci = CI("percentile", n_boot=200, seed=1)
+    few = bradley_terry(_games(6, n=60, models=4, ties=0.0), ci=ci)  # 2 resamples sweep a model
+    assert few["note"].str.startswith("2 of 200 replicates had no finite estimate").all()
+    assert few["ci_low"].notna().all()
+    fewer = _games(6, n=20, models=4, ties=0.0)  # 61 do: more than the 2.5 % tail
+    voided = bradley_terry(fewer, ci=ci)
+    assert voided["ci_low"].isna().all() and voided["strength"].notna().all()
+    assert voided["note"].str.endswith("too many for an interval: pass alpha > 0").all()
+    ridge = bradley_terry(fewer, alpha=1.0, ci=ci)
+    assert ridge["ci_low"].notna().all() and (ridge["note"] == "").all()
+    assert ridge["ci_method"].iloc[0].endswith("seed 1), prior alpha 1")

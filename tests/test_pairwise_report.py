@@ -137,9 +137,12 @@ def test_rao_kupper_matches_direct_likelihood_maximisation() -> None:
 
 def test_rao_kupper_has_a_seeded_interval() -> None:
     games = pd.DataFrame(
-        {"model_a": ["x", "y", "x", "y"] * 10, "model_b": ["y", "z", "z", "x"] * 10,
-         "winner": ["a", "tie", "a", "b"] * 10}
-    )  # fmt: skip
+        {
+            "model_a": ["x", "y", "x", "y"] * 10,
+            "model_b": ["y", "z", "z", "x"] * 10,
+            "winner": ["a", "tie", "a", "a"] * 10,
+        }
+    )  # fmt: skip  (y beats x a quarter of the time: with x unbeaten the MLE would not exist)
     ci = CI("percentile", n_boot=40, seed=1)
     first = bradley_terry(games, ties="rao-kupper", ci=ci)
     again = bradley_terry(games, ties="rao-kupper", ci=ci)
@@ -152,7 +155,8 @@ def test_the_report_plans_the_pairwise_step_and_skips_the_direct_ones(study) -> 
 
     steps = {s.notebook: s for s in plan_report(read_contents(study.folder.root))}
     assert steps["10_pairwise"].skipped == ""
-    assert steps["10_pairwise"].parameters["rubric"] == "mtbench_pairwise"
+    assert steps["10_pairwise"].parameters["rubric"] == ""  # every pairwise rubric
+    assert steps["10_pairwise"].covers == ({"rubric": "mtbench_pairwise"},)
     for name in ("02_human_agreement", "05_distributions_and_bias", "09_judge_panel"):
         assert steps[name].skipped == "the study's rubrics are pairwise (see 10_pairwise)"
 
@@ -175,3 +179,25 @@ def test_a_judged_position_biased_study_shows_its_bias_in_the_report(tmp_path: P
     assert summary["n_pairs"].tolist() == [30] and summary["accuracy"].notna().all()
     assert (study / "report" / "10_pairwise.ipynb").is_file()
     assert (study / "report" / "figures" / "pairwise_bradley_terry.png").is_file()
+
+
+def test_a_judge_whose_ranking_has_no_estimate_is_one_skipped_line(tmp_path: Path) -> None:
+    root = write_pairwise_study(tmp_path / "study")
+    judgments = pd.read_parquet(root / "judgments.parquet")
+    swept = judgments["judge"] == "first"  # this judge never lets "weak" win or tie
+    loser_a = swept & (judgments["model_a"] == "weak")
+    loser_b = swept & (judgments["model_b"] == "weak")
+    judgments.loc[loser_a & (judgments["verdict"] != ""), "verdict"] = "b"
+    judgments.loc[loser_b & (judgments["verdict"] != ""), "verdict"] = "a"
+    judgments.to_parquet(root / "judgments.parquet", index=False)
+    study = load_study(root)
+    result = ANALYSES["10_pairwise"](study, n_boot=50, seed=3)
+    assert "skipped Bradley–Terry ranking (first · base · 1): weak scores no win or tie" in (
+        " ".join(result.lines)
+    )
+    assert set(result.tables["bradley_terry"]["judge"]) == {"fair"}
+    shrunk = ANALYSES["10_pairwise"](study, bt_alpha=0.5, n_boot=50, seed=3)
+    ranking = shrunk.tables["bradley_terry"].set_index(["judge", "model"])
+    assert ranking.loc[("first", "weak"), "rank"] == 3
+    assert np.isfinite(ranking["strength"]).all()
+    assert not [line for line in shrunk.lines if "Bradley–Terry" in line]

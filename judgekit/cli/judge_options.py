@@ -2,8 +2,8 @@
 
 Each flag's parameter is named after the field it sets, in the engine's ``JudgeOptions``, the
 ``EndpointOptions`` or the ``JudgeCommand``, which routes them by name
-(:func:`judgekit.judging.command.split_options`); the work is
-:func:`judgekit.judging.judge.execute`'s.
+(:func:`judgekit.judging.command.split_options`); the command is a thin caller of
+:func:`judgekit.judging.judge_study.judge_study` (``jk.judge_study``), as notebook 01 is.
 """
 
 from __future__ import annotations
@@ -136,10 +136,9 @@ def judge(  # long only because typer reads one parameter per flag from the sign
     With no OPENAI_API_KEY, OPENAI_BASE_URL, --base-url or --provider, the local model judges.
     """
     from judgekit.judging.batch import parse_prices
-    from judgekit.judging.command import JudgeCommand
-    from judgekit.judging.judge import execute
+    from judgekit.judging.judge_study import judge_study
 
-    flags = dict(context.params)  # each flag by its parameter name: a field of one object
+    flags = dict(context.params)  # each flag by its parameter name: judge_study's settings
     flags.update(
         variants=tuple(variants or ("base",)),
         prices=parse_prices(prices),
@@ -147,4 +146,4 @@ def judge(  # long only because typer reads one parameter per flag from the sign
         judges=tuple(judges or ()),
         command_line=invoked(),
     )
-    execute(JudgeCommand.from_flags(flags))
+    judge_study(flags.pop("items"), flags.pop("rubric"), study=flags.pop("study"), **flags)

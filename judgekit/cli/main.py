@@ -12,7 +12,7 @@ import errno
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -57,8 +57,15 @@ def rubrics(context: typer.Context) -> None:
         return
     from judgekit.rubrics import list_rubrics, load_rubric
 
-    for name in list_rubrics():
-        rubric = load_rubric(name)
+    for kind in ("direct", "pairwise"):
+        typer.echo(f"{kind} (one answer scored):" if kind == "direct" else
+                   f"{kind} (two answers compared, in both orders):")  # fmt: skip
+        _list_rubrics([load_rubric(name) for name in list_rubrics(kind)])
+
+
+def _list_rubrics(rubrics: list[Any]) -> None:
+    for rubric in rubrics:
+        name = rubric.name
         scale = ",".join(str(v) for v in rubric.scale.allowed)
         optional = f" (optional: {', '.join(rubric.optional_columns)})" * bool(
             rubric.optional_columns
@@ -197,11 +204,14 @@ def label(
     ] = False,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (default: free).")] = 0,
     browser: Annotated[bool, typer.Option(help="Open the page in the browser.")] = True,
+    rubric: Annotated[
+        str, typer.Option(help="Rubric to label (a study of direct and pairwise rubrics).")
+    ] = "",
 ) -> None:
     """Label the study's items blind on a page of its own; the same command resumes."""
     from judgekit.study.labelling import LabelOptions, run_label
 
-    run_label(study, LabelOptions(labeller, n, seed, show_model, port, browser))
+    run_label(study, LabelOptions(labeller, n, seed, show_model, port, browser, rubric))
 
 
 @app.command("serve-local")

@@ -17,7 +17,7 @@ from judgekit.engine.providers import (
     resolve_base_url,
 )
 from judgekit.engine.rows import ALL_COLUMNS, EXTRA_COLUMNS, REASK_STATUSES
-from judgekit.engine.runner import ajudge, judge, preview
+from judgekit.engine.runner import ajudge, judge, preview, run_sync
 from judgekit.engine.session import JudgeSession, JudgeSettings, OfflineStoreMissError
 from judgekit.engine.store import RequestKey, ResponseStore, StoreWriteError
 
@@ -52,4 +52,5 @@ __all__ = [
     "register_mode",
     "resolve_api_key",
     "resolve_base_url",
+    "run_sync",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 from judgekit.engine.modes import Mode
 from judgekit.engine.session import JudgeSettings
 from judgekit.engine.store import ResponseStore
+from judgekit.formats.verdicts import PAIRWISE_FORMATS
 from judgekit.types import Item, JudgeClient, Rubric, UsageError
 
 #: The most alternatives per token OpenAI's chat API returns (``top_logprobs`` limit).
@@ -154,6 +155,13 @@ class JudgeOptions:
                 f"{client.model}: this endpoint is not assumed to return logprobs",
             ),
             (mode is None, f"unknown mode {self.mode!r}; available: {sorted(modes)}"),
+            (  # one chat would show the judge its verdict on the other order of the same pair
+                rubric.format.name in PAIRWISE_FORMATS
+                and mode is not None
+                and not mode.requests_alone,
+                f"rubric {rubric.name} compares two answers: --mode {self.mode} would let the "
+                "judge see one order's verdict while judging the other; use --mode independent",
+            ),
             (
                 self.context_tokens is not None and mode is not None and not mode.context_tokens,
                 f"context_tokens applies to the mode(s) {budgeted} only, not {self.mode!r}",

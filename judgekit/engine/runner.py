@@ -306,13 +306,22 @@ def blocking(
             finally:
                 await client.aclose()
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(run_then_close())
-        return _run_in_worker_thread(run_then_close())
+        return run_sync(run_then_close())
 
     return run_blocking
+
+
+def run_sync(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` to its end from synchronous code: the engine's one sync bridge.
+
+    Without a running loop (a script, the CLI) on a loop of its own; inside one (Jupyter) on a
+    worker thread's loop, cancelled on interrupt (:func:`_run_in_worker_thread`).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    return _run_in_worker_thread(work)
 
 
 #: Blocking :func:`ajudge` for scripts and notebooks (same arguments, same table).

@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 import shlex
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -21,13 +21,11 @@ from typing import Any, TextIO
 import pandas as pd
 
 from judgekit.config import stop_on_signals
-from judgekit.data.tidy import JUDGE
 from judgekit.engine import PROVIDERS, JudgeOptions, OpenAIJudge, ResponseStore
 from judgekit.engine.batch_files import BatchLimits, BatchState
 from judgekit.engine.estimate import CostEstimate
 from judgekit.engine.modes import MODES
 from judgekit.judging.clients import EndpointOptions, planning_client
-from judgekit.judging.panel_run import JudgeOutcome
 from judgekit.study.folder import StudyFolder
 from judgekit.types import UsageError
 
@@ -273,42 +271,3 @@ def _refresh(state: BatchState, running: list[dict[str, Any]]) -> str:
         counts = batch.request_counts.model_dump() if batch.request_counts else {}
         state.update(entry["batch_id"], status=batch.status, counts=counts)
     return ""
-
-
-def judge_in_batches(
-    items: Any,
-    rubric: Any,
-    clients: Mapping[str, Any],
-    options: JudgeOptions,
-    notify: Callable[[str], None] = print,
-) -> dict[str, JudgeOutcome]:
-    """Every judge of ``clients`` through its Batch API, one after another (notebook 01).
-
-    Each judge's requests go into batches of their own, saved beside ``options.store``; a
-    rerun (e.g. after the kernel was interrupted) resumes them instead of submitting again.
-
-    Raises:
-        UsageError: For a judge without a Batch API, or options it cannot honour.
-    """
-    from judgekit.engine.batch_api import batch_judge
-
-    if not isinstance(options.store, str | Path):
-        raise UsageError("the Batch API needs a store path (store_path or the output folder)")
-    mode = MODES.get(options.mode)
-    if options.offline or (mode is not None and not mode.requests_alone):
-        raise UsageError("the Batch API sends every request on its own: no offline, no mode")
-    chosen = {label: batch_client(client) for label, client in clients.items()}
-    outcomes = {}
-    for label, client in chosen.items():
-        table = batch_judge(
-            items,
-            rubric,
-            client,
-            store=options.store,
-            limits=batch_limits(client),
-            notify=notify,
-            **judge_options(options),
-        )
-        table[JUDGE] = label
-        outcomes[label] = JudgeOutcome(label, table)
-    return outcomes

@@ -111,7 +111,7 @@ def split_options(
     The engine's :class:`~judgekit.engine.JudgeOptions` (how to judge), the
     :class:`~judgekit.judging.clients.EndpointOptions` (who judges, how it is reached; the
     client is built from it) and whatever neither has (the command's own, for the caller).
-    The CLI and notebook 01 both build their options here.
+    The CLI and :func:`~judgekit.judging.judge_study.judge_study` build their options here.
     """
     judging_fields = {f.name for f in fields(JudgeOptions)}
     endpoint_fields = {f.name for f in fields(EndpointOptions)}
@@ -119,19 +119,6 @@ def split_options(
     endpoint = EndpointOptions(**{k: v for k, v in values.items() if k in endpoint_fields})
     rest = {k: v for k, v in values.items() if k not in judging_fields | endpoint_fields}
     return judging, endpoint, rest
-
-
-def judge_settings(**values: Any) -> tuple[JudgeOptions, EndpointOptions]:
-    """How to judge and who judges, from values named after their fields (notebook 01).
-
-    Raises:
-        UsageError: For a name that is a field of neither (one line, the known names).
-    """
-    judging, endpoint, rest = split_options(values)
-    if rest:
-        known = sorted(f.name for f in (*fields(JudgeOptions), *fields(EndpointOptions)))
-        raise UsageError(f"unknown judge setting(s) {sorted(rest)}; known: {', '.join(known)}")
-    return judging, endpoint
 
 
 @dataclass(frozen=True)

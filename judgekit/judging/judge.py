@@ -13,7 +13,7 @@ import sqlite3
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TextIO
+from typing import Any, TextIO
 
 from judgekit.engine import MODES, ResponseStore
 from judgekit.engine.interrupts import interrupt_explained
@@ -36,11 +36,12 @@ from judgekit.study.own_prompt import prompt_notice
 from judgekit.types import UsageError
 
 
-def check_options(prepared: Prepared) -> None:
+def check_options(prepared: Prepared, clients: Mapping[str, Any]) -> None:
     """Check the judging options against the rubric and every judge, without a call.
 
     The engine's own checks, once each: the items against the rubric, the options against each
-    judge's client; the store is opened (read-only) to see that it can be. Nothing is rendered.
+    judge's client (``clients``, by label); the store is opened (read-only) to see that it can
+    be. Nothing is rendered.
 
     Raises:
         UsageError: For inconsistent options, or a store file that cannot be opened.
@@ -48,7 +49,7 @@ def check_options(prepared: Prepared) -> None:
     check_items(prepared.items, prepared.rubric)
     for spec in prepared.judges:
         try:
-            prepared.options(spec).check(prepared.rubric, planning_client(spec.endpoint), MODES)
+            prepared.options(spec).check(prepared.rubric, clients[spec.label], MODES)
         except UsageError as error:
             if len(prepared.judges) == 1:
                 raise
@@ -100,8 +101,11 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     """
     out, err = out or sys.stdout, err or sys.stderr  # the streams of the moment, not of import
     prepared = prepare(command)
+    # each judge's client, built once: a remote one is the client the run uses; a local one
+    # renders requests until its server starts (panel_clients)
+    clients = {spec.label: planning_client(spec.endpoint) for spec in prepared.judges}
     if not command.dry_run:  # a dry run's previews are its checks (once each)
-        check_options(prepared)
+        check_options(prepared, clients)
     for spec in prepared.judges if command.batch_api or command.write_requests else ():
         check_batch_command(
             batch_api=command.batch_api, write_requests=command.write_requests,
@@ -110,17 +114,14 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
         )  # fmt: skip
     first = prepared.judges[0]
     if not command.dry_run:
-        print(
-            prompt_notice(prepared.rubric, planning_client(first.endpoint), prepared.options()),
-            file=err,
-        )
+        print(prompt_notice(prepared.rubric, clients[first.label], prepared.options()), file=err)
     describe_inputs(prepared, err)
     if command.dry_run:
         dry_run(prepared, out, err)
         return
     if command.write_requests is not None:
-        client = planning_client(first.endpoint)
         path = command.write_requests
+        client = clients[first.label]
         if write_requests(
             prepared.items, prepared.rubric, client, command.judging, prepared.store, path, err
         ):
@@ -129,15 +130,12 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
         command = replace(command, judging=command.judging.updated(offline=True))
         prepared = replace(prepared, command=command)
     if command.batch_api:
-        clients = {
-            spec.label: batch_client(planning_client(spec.endpoint)) for spec in prepared.judges
-        }
+        batch_clients = {label: batch_client(client) for label, client in clients.items()}
         probe_panel(prepared.judges)
         in_batches = functools.partial(run_batch_api, store=prepared.store, err=err)
-        finish(prepared, run(prepared, clients, in_batches), err)
+        finish(prepared, run(prepared, batch_clients, in_batches), err)
         return
     if command.judging.offline:  # replies come from the store: no server, no connection
-        clients = {spec.label: planning_client(spec.endpoint) for spec in prepared.judges}
         finish(prepared, run(prepared, clients), err)
         return
     try:
@@ -145,8 +143,8 @@ def execute(command: JudgeCommand, out: TextIO | None = None, err: TextIO | None
     except UsageError as error:  # a full replay needs no endpoint: say --offline
         raise replay_refusal(prepared, error) from None
     with (
-        panel_clients(prepared.judges, log_dir=command.study, notice_stream=err) as clients,
+        panel_clients(prepared.judges, clients, log_dir=command.study, notice_stream=err) as ready,
         interrupt_explained(prepared.store),
     ):
-        outcomes = run(prepared, clients)
+        outcomes = run(prepared, ready)
     finish(prepared, outcomes, err)

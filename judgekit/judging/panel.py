@@ -171,24 +171,21 @@ def read_panel(path: Path, defaults: EndpointOptions | None = None) -> list[Judg
 
 
 def panel_from_entries(
-    entries: Sequence[Any], endpoint: EndpointOptions, *, where: str = "judges"
+    entries: Sequence[Any], limits: EndpointOptions, *, where: str = "judges"
 ) -> list[JudgeSpec]:
-    """The judges of a panel file's ``judges:`` list (notebook 01's ``judges`` parameter).
+    """The judges of a panel file's ``judges:`` list.
 
     Args:
         entries: Each judge as a mapping (see the module docstring) or ``PROVIDER:MODEL`` text.
-        endpoint: The limits every judge has unless it sets its own; with no entries, the
-            one judge (its model, provider and base URL).
+        limits: The limits every judge has unless it sets its own.
         where: What the entries are, for messages.
 
     Raises:
         UsageError: One line naming the entry and what to fix.
     """
-    if not entries:
-        return [JudgeSpec(default_label(endpoint), endpoint)]
-    limits = replace(endpoint, model=None, base_url=None, provider=None)
+    shared = replace(limits, model=None, base_url=None, provider=None)
     return [
-        _judge_from_entry(entry, f"{where}, judge {number}", limits)
+        _judge_from_entry(entry, f"{where}, judge {number}", shared)
         for number, entry in enumerate(entries, start=1)
     ]
 

@@ -1,9 +1,10 @@
 """Judging with every judge of a panel at once: one client each, one store, an outcome each.
 
-Every judge gets its own client (its own throttle, its own key, sent only to its own base
-URL; :func:`panel_clients`); all judges run concurrently on one store (:func:`judge_panel`). A
-judge whose calls fail for good is reported with its reason and does not stop the others. Who
-the judges are is :mod:`judgekit.judging.panel`'s.
+Every judge gets its own client, built once for the whole command (its own throttle, its own
+key, sent only to its own base URL; :func:`panel_clients`); all judges run concurrently on one
+store (:func:`judge_panel`, through the engine's sync bridge). A judge whose calls fail for
+good is reported with its reason and does not stop the others. Who the judges are is
+:mod:`judgekit.judging.panel`'s.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -25,6 +25,7 @@ from judgekit.engine import (
     OfflineStoreMissError,
     ResponseStore,
     ajudge,
+    run_sync,
 )
 from judgekit.judging.clients import default_judge_client
 from judgekit.judging.panel import JudgeSpec
@@ -36,14 +37,28 @@ JUDGE_FAILURES = (JudgeCallError, OfflineStoreMissError)
 
 @contextlib.contextmanager
 def panel_clients(
-    judges: Sequence[JudgeSpec], *, log_dir: Path | None, notice_stream: TextIO | None
+    judges: Sequence[JudgeSpec],
+    planned: Mapping[str, Any],
+    *,
+    log_dir: Path | None,
+    notice_stream: TextIO | None,
 ) -> Iterator[dict[str, Any]]:
-    """Each judge's client by label (a local judge's server runs until the block ends)."""
+    """Each judge's client by label: a remote judge's ``planned`` one, the one that was checked.
+
+    A local judge's server starts here and runs until the block ends (its planned client
+    points nowhere).
+    """
     with contextlib.ExitStack() as stack:
         clients = {}
         for spec in judges:
-            clients[spec.label] = stack.enter_context(
-                default_judge_client(spec.endpoint, log_dir=log_dir, notice_stream=notice_stream)
+            clients[spec.label] = (
+                planned[spec.label]
+                if spec.endpoint.remote
+                else stack.enter_context(
+                    default_judge_client(
+                        spec.endpoint, log_dir=log_dir, notice_stream=notice_stream
+                    )
+                )
             )
         yield clients
 
@@ -131,13 +146,7 @@ def judge_panel(
         )
 
     try:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            outcomes = asyncio.run(everyone())
-        else:  # inside Jupyter: a loop of its own in a worker thread
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                outcomes = pool.submit(asyncio.run, everyone()).result()
+        outcomes = run_sync(everyone())
     finally:
         if shared is not store and isinstance(shared, ResponseStore):
             shared.close()

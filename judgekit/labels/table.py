@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -229,14 +229,15 @@ def column_labeller(column: str) -> str:
 
 
 def human_label_table(
-    column_labels: pd.DataFrame, column: str, tool_labels: pd.DataFrame
+    column_labels: pd.DataFrame, column: str | Mapping[str, str], tool_labels: pd.DataFrame
 ) -> pd.DataFrame:
     """One long table of every human label: the items file's column and the labelling tool's.
 
     Args:
         column_labels: The items file's label column as ``item_id, rubric, score`` (labelled
             items only), e.g. a study's ``human_labels.parquet``.
-        column: That column's name (the rater is called ``column NAME``).
+        column: That column's name (the rater is called ``column NAME``), or each rubric's
+            (a study judging several items files, each with its label column).
         tool_labels: ``labels.csv`` as :func:`read_labels_table` returns it.
 
     Returns:
@@ -249,7 +250,10 @@ def human_label_table(
             "item_id": column_labels["item_id"].astype(str),
             "rubric": column_labels["rubric"].astype(str),
             "source": ITEMS_FILE,
-            "labeller": column_labeller(column or "?"),
+            "labeller": [
+                column_labeller((column if isinstance(column, str) else column.get(rubric)) or "?")
+                for rubric in column_labels["rubric"].astype(str)
+            ],
             "score": column_labels["score"].astype(float),
             "status": "ok",
             "rubric_version": "",

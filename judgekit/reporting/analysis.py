@@ -1,9 +1,10 @@
 """What one report step computes from a loaded study: its tables, figures and the lines it says.
 
 A report step is a function ``step(study, **parameters) -> Analysis`` (registered in
-:data:`judgekit.reporting.analyses.ANALYSES` under its notebook's name). ``judgekit report`` and
-``judgekit verify`` call it in-process and write what it returns; the notebook calls the same
-function and shows the result, so a table is computed one way wherever it is read.
+:data:`judgekit.reporting.analyses.ANALYSES` under its notebook's name). Its notebook, which
+``judgekit report`` and ``judgekit verify`` execute, calls it, writes what it returns and shows
+it; a script or a test calls the same function, so a table is computed one way wherever it is
+read. Step 10 (pairwise) is one so far; the other steps still compute in their notebooks.
 """
 
 from __future__ import annotations

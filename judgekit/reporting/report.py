@@ -166,9 +166,8 @@ def _records(frame: pd.DataFrame) -> tuple[dict[str, Any], ...]:
     )
 
 
-def _compared(contents: StudyContents, keys: list[str], over: str) -> tuple[dict[str, Any], ...]:
-    """Each combination of ``keys`` judged with two or more values of ``over`` (and those)."""
-    combos = contents.combinations()
+def _compared(combos: pd.DataFrame, keys: list[str], over: str) -> tuple[dict[str, Any], ...]:
+    """Each combination of ``keys`` with two or more values of ``over`` (and those)."""
     grouped = combos.groupby(keys, sort=False)[over].agg(lambda v: sorted(set(v)))
     wide = grouped[grouped.map(len) >= 2]
     plural = f"{over}s" if over != "run" else "runs"
@@ -227,12 +226,14 @@ def plan_report(contents: StudyContents) -> list[ReportStep]:
 def _planned(contents: StudyContents) -> list[ReportStep]:
     base = {"judgments_path": str(contents.folder.judgments)}
     tables = "tables/"
-    combos = contents.combinations()
+    every_combo = contents.combinations()
+    # the direct steps score single answers: the pairwise rubrics are 10_pairwise's
+    combos = every_combo[~every_combo["rubric"].isin(contents.pairwise)].reset_index(drop=True)
     labelled = combos[combos["rubric"].isin(contents.labelled)]
-    runs = _compared(contents, ["rubric", JUDGE, "variant"], "run")
-    variants = _compared(contents, ["rubric", JUDGE, "run"], "variant")
+    runs = _compared(combos, ["rubric", JUDGE, "variant"], "run")
+    variants = _compared(combos, ["rubric", JUDGE, "run"], "variant")
     panels = tuple(
-        c for c in _compared(contents, ["rubric", "variant", "run"], JUDGE)
+        c for c in _compared(combos, ["rubric", "variant", "run"], JUDGE)
         if c["rubric"] in contents.labelled
     )  # fmt: skip
     no_labels = "no human labels in the study (see README, labels)"
@@ -240,7 +241,11 @@ def _planned(contents: StudyContents) -> list[ReportStep]:
     panel_skip = "" if judges >= 2 else f"needs two or more judges (judged {judges}; pass --judge)"
     if not panel_skip and not panels:
         panel_skip = no_labels if labelled.empty else "no rubric was judged by two judges"
-    most_runs = int(combos.groupby(["rubric", JUDGE, "variant"])["run"].nunique().max())
+    most_runs = (
+        int(combos.groupby(["rubric", JUDGE, "variant"])["run"].nunique().max())
+        if len(combos)
+        else 0
+    )
     tool = contents.folder.labelling_plan.is_file() and contents.tool_labels
     every = {"variant": "", "run": 0}
     pairwise = sorted(contents.pairwise)
@@ -276,7 +281,7 @@ def _planned(contents: StudyContents) -> list[ReportStep]:
             {**base, "rubric": "", **every, "batch_sizes": [],
              "output_dir": tables + "batch_effects"},
             "" if contents.batched else "every request held one item: no position within a batch",
-            _records(contents.combinations(["rubric", "variant", "run", JUDGE])),
+            _records(combos[["rubric", "variant", "run", JUDGE]].drop_duplicates()),
         ),
         ReportStep(
             "08_human_labels",
@@ -291,12 +296,12 @@ def _planned(contents: StudyContents) -> list[ReportStep]:
         ),
         ReportStep(
             "10_pairwise",
-            {**base, "rubric": pairwise[0] if pairwise else "", "output_dir": tables + "pairwise"},
+            {**base, "rubric": "", "output_dir": tables + "pairwise"},
             "" if pairwise else "no pairwise rubric in the study",
-            tuple({"rubric": name} for name in pairwise[:1]),
+            tuple({"rubric": name} for name in pairwise),
         ),
     ]  # fmt: skip
-    if pairwise and set(combos["rubric"]) <= contents.pairwise:  # the direct steps score answers
+    if combos.empty:  # the direct steps score answers
         why = "the study's rubrics are pairwise (see 10_pairwise)"
         direct = {"02", "03", "04", "05", "07", "08", "09"}
         steps = [replace(s, skipped=why) if s.notebook[:2] in direct else s for s in steps]

@@ -32,18 +32,13 @@ import json
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-import pandas as pd
-
-from judgekit.data import read_table
 from judgekit.data.atomic import atomic_write_text
-from judgekit.data.compare import Tolerance, compare_folders, differing_tables, table_differences
-from judgekit.data.tidy import read_judgments
-from judgekit.engine.session import OfflineStoreMissError
+from judgekit.data.compare import compare_folders, differing_tables
 from judgekit.reporting.html import (
     REPORT_STEPS,
     VERIFICATION,
@@ -51,7 +46,6 @@ from judgekit.reporting.html import (
     step_outcomes,
     write_html_report,
 )
-from judgekit.rubrics import list_rubrics
 from judgekit.sharing.export import (
     ENVIRONMENT,
     item_digests,
@@ -64,8 +58,8 @@ from judgekit.sharing.export import (
 from judgekit.sharing.provenance import (
     check_provenance,
     environment_problems,
-    explain_miss,
 )
+from judgekit.sharing.replay import check_judgments, judging_records
 from judgekit.sharing.safety import (
     BUNDLE_FORMAT,
     MANIFEST,
@@ -75,10 +69,7 @@ from judgekit.sharing.safety import (
 )
 from judgekit.study.errors import RunFailed
 from judgekit.study.folder import StudyFolder
-from judgekit.study.items import study_items
-from judgekit.study.own_prompt import load_any_rubric
-from judgekit.study.record import offline_replay
-from judgekit.types import JUDGMENT_COLUMNS, Rubric, UsageError
+from judgekit.types import UsageError
 
 #: What a passing verification does and does not prove (printed by ``judgekit verify``).
 MANIFEST_PROVES = (
@@ -194,93 +185,6 @@ def check_replies_and_items(root: Path, manifest: dict[str, Any]) -> list[str]:
         if items_now.get(item_id) != items_then.get(item_id):
             state = "is gone" if item_id not in items_now else "changed since export"
             problems.append(f"items.csv: item {item_id} {state}")
-    return problems
-
-
-def judging_records(root: Path) -> list[dict[str, Any]]:
-    """The per-judge records of ``study.json``: ``rubric``, ``judge`` and ``settings``.
-
-    A study of layout 2 (``judged``: one entry per rubric and judge) lists them; a study of
-    layout 1 (one judge, one rubric) has one, labelled by its model.
-    """
-    study = json.loads(StudyFolder(root).manifest.read_text(encoding="utf-8"))
-    judged = study.get("judged")
-    if isinstance(judged, list):
-        return [entry for entry in judged if isinstance(entry, dict) and "settings" in entry]
-    if "settings" in study:
-        model = study["settings"]["client"]["model"]
-        return [{"rubric": study["rubric"], "judge": model, "settings": study["settings"]}]
-    return []
-
-
-def recorded_rubric(root: Path, record: Mapping[str, Any]) -> Rubric:
-    """The rubric a record was judged with: packaged, or the study's own copy of the user's."""
-    kept = dict(record["settings"].get("rubric") or {})
-    source = str(kept.get("source") or record["rubric"])
-    spec = source if source in list_rubrics() else str(root / source)
-    return load_any_rubric(spec, kept.get("column_map") or (), kept.get("format_reminder"))
-
-
-def check_judgments(root: Path, records: list[dict[str, Any]]) -> list[str]:
-    """Rebuild every judge's judgments offline and compare them with the bundled table.
-
-    Each (rubric, judge) is replayed one variant at a time, with that variant's runs and the
-    items the table holds for it, so combinations judged by different commands replay as
-    they were judged.
-    """
-    folder = StudyFolder(root)
-    bundled = read_judgments(
-        folder.judgments if folder.judgments.is_file() else folder.judgments_csv
-    )
-    who = "judge" if "judge" in bundled.columns else "model"
-    calls = stored_calls(folder.store)
-    columns = [c for c in JUDGMENT_COLUMNS if c in bundled.columns]
-    order = ["rubric", "variant", "model", "run", "attempt", "item_id"]
-    covered = {
-        (str(r["rubric"]), str(r.get("judge", r["settings"]["client"]["model"]))) for r in records
-    }
-    pairs = bundled[["rubric", who]].astype(str).drop_duplicates().itertuples(index=False)
-    study = json.loads(folder.manifest.read_text(encoding="utf-8"))
-    imported = {  # judged elsewhere (`judgekit import`): no reply to rebuild them from
-        str(j.get("label"))
-        for j in study.get("judges") or []
-        if isinstance(j, dict) and j.get("provider") == "imported"
-    }
-    problems = [
-        f"judgments ({rubric}, {judge}): study.json records no settings for this judge, so "
-        "it cannot be rebuilt offline (judged by an older judgekit? judge it again into the "
-        "study: the store replays every reply for free)"
-        for rubric, judge in pairs
-        if (rubric, judge) not in covered and judge not in imported
-    ]
-    for record in records:
-        rubric = recorded_rubric(root, record)
-        judge = str(record.get("judge", record["settings"]["client"]["model"]))
-        mine = bundled[(bundled["rubric"] == rubric.name) & (bundled[who].astype(str) == judge)]
-        table = read_table(folder.items, required=rubric.required_columns)
-        items, _ = study_items(table, rubric, label_column=None)
-        rebuilt = []
-        for variant, rows in mine.groupby("variant", sort=False):
-            judged = set(rows["item_id"].astype(str))
-            settings = json.loads(json.dumps(record["settings"]))
-            settings["options"].update(variants=[variant], runs=int(rows["run"].max()))
-            try:
-                rebuilt.append(
-                    offline_replay(
-                        [i for i in items if i.id in judged], rubric, settings, folder.store
-                    )
-                )
-            except OfflineStoreMissError as error:
-                problems.append(explain_miss(error, calls))
-        if not rebuilt:
-            continue
-        got = pd.concat(rebuilt)[columns].sort_values(order).reset_index(drop=True)
-        want = mine[columns].sort_values(order).reset_index(drop=True)
-        if len(got) != len(want):  # a variant that did not replay is named above
-            got = got[got["variant"].isin(want["variant"])]
-            want = want[want["variant"].isin(got["variant"])]
-        for problem in table_differences(want.astype(str), got.astype(str), Tolerance()):
-            problems.append(f"judgments ({rubric.name}, {judge}): {problem}")
     return problems
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import optimize, sparse
+from scipy.sparse import csgraph
 from scipy.special import expit
 
 from judgekit.stats._bootstrap import CI, as_generator
@@ -73,13 +74,17 @@ def _aggregate(
     )  # fmt: skip
 
 
-def _fit_half(wins: np.ndarray, games: np.ndarray, g: _Games) -> tuple[np.ndarray, np.ndarray]:
+def _fit_half(
+    wins: np.ndarray, games: np.ndarray, g: _Games, alpha: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Newton's method for ties-as-half-wins Bradley-Terry, all replicates at once.
 
-    Maximises ``sum_p w_p log sigma(t_lo - t_hi) + (n_p - w_p) log sigma(t_hi - t_lo)`` with
-    the first model fixed at 0; returns centred strengths ``(B, M)`` and convergence flags.
+    Maximises ``sum_p w_p log sigma(t_lo - t_hi) + (n_p - w_p) log sigma(t_hi - t_lo)
+    - alpha/2 sum_i t_i^2`` (the first model fixed at 0 when ``alpha`` is 0); returns centred
+    strengths ``(B, M)`` and convergence flags.
     """
     reps, m = wins.shape[0], len(g.models)
+    free = 0 if alpha else 1  # without a prior the strengths are defined up to a shift
     theta = np.zeros((reps, m))
     incidence = np.zeros((g.lo.size, m))
     incidence[np.arange(g.lo.size), g.lo] = 1.0
@@ -91,16 +96,16 @@ def _fit_half(wins: np.ndarray, games: np.ndarray, g: _Games) -> tuple[np.ndarra
     for _ in range(_NEWTON_STEPS):
         t, n, w = theta[active], games[active], wins[active]
         p = expit(t[:, g.lo] - t[:, g.hi])
-        grad = (w - n * p) @ incidence
+        grad = (w - n * p) @ incidence - alpha * t
         v = n * p * (1.0 - p)
         flat = np.zeros((active.size, m * m))
         flat[:, flat_lo_hi] = -v
         flat[:, flat_hi_lo] = -v
-        flat[:, diagonal] = v @ played + 1e-10
+        flat[:, diagonal] = v @ played + alpha + 1e-10
         info = flat.reshape(active.size, m, m)
-        step = np.linalg.solve(info[:, 1:, 1:], grad[:, 1:, None])[..., 0]
+        step = np.linalg.solve(info[:, free:, free:], grad[:, free:, None])[..., 0]
         step = np.clip(step, -5.0, 5.0)
-        theta[active, 1:] += step
+        theta[active, free:] += step
         active = active[np.max(np.abs(step), axis=1) >= 1e-10]
         if not active.size:
             break
@@ -112,15 +117,15 @@ def _fit_half(wins: np.ndarray, games: np.ndarray, g: _Games) -> tuple[np.ndarra
 
 
 def _fit_davidson(
-    wins: np.ndarray, ties: np.ndarray, games: np.ndarray, g: _Games
+    wins: np.ndarray, ties: np.ndarray, games: np.ndarray, g: _Games, alpha: float = 0.0
 ) -> tuple[np.ndarray, float]:
     """Davidson's (1970) tie model for one replicate: centred strengths and the tie parameter."""
-    m = len(g.models)
+    m, free = len(g.models), 0 if alpha else 1
     strict_lo = wins - ties / 2.0  # wins counted a tie as half
     strict_hi = games - strict_lo - ties
 
     def loss(x: np.ndarray) -> tuple[float, np.ndarray]:
-        theta = np.concatenate([[0.0], x[:-1]])
+        theta = np.concatenate([np.zeros(free), x[:-1]])
         log_nu = x[-1]
         a, b = theta[g.lo], theta[g.hi]
         tie_term = log_nu + (a + b) / 2
@@ -133,23 +138,24 @@ def _fit_davidson(
         d_b = strict_hi + ties / 2 - games * (pb + pt / 2)
         grad = np.bincount(g.lo, d_a, m) + np.bincount(g.hi, d_b, m)
         d_nu = float(ties.sum() - games @ pt)
-        return -float(ll), -np.concatenate([grad[1:], [d_nu]])
+        prior = alpha / 2 * theta @ theta  # the ridge: 0 without one
+        return -float(ll - prior), -np.concatenate([(grad - alpha * theta)[free:], [d_nu]])
 
-    found = optimize.minimize(loss, np.zeros(m), jac=True, method="L-BFGS-B")
-    theta = np.concatenate([[0.0], found.x[:-1]])
+    found = optimize.minimize(loss, np.zeros(m + 1 - free), jac=True, method="L-BFGS-B")
+    theta = np.concatenate([np.zeros(free), found.x[:-1]])
     return theta - theta.mean(), float(np.exp(found.x[-1]))
 
 
 def _fit_rao_kupper(
-    wins: np.ndarray, ties: np.ndarray, games: np.ndarray, g: _Games
+    wins: np.ndarray, ties: np.ndarray, games: np.ndarray, g: _Games, alpha: float = 0.0
 ) -> tuple[np.ndarray, float]:
     """Rao & Kupper's (1967) tie model for one replicate: centred strengths and ``theta``."""
-    m = len(g.models)
+    m, free = len(g.models), 0 if alpha else 1
     win_lo = wins - ties / 2.0 + ties  # strict wins of lo plus ties: lo's share of the terms
     win_hi = games - (wins - ties / 2.0)  # strict wins of hi plus ties
 
     def loss(x: np.ndarray) -> tuple[float, np.ndarray]:
-        strength = np.concatenate([[0.0], x[:-1]])
+        strength = np.concatenate([np.zeros(free), x[:-1]])
         theta = 1.0 + np.exp(x[-1])
         a, b = strength[g.lo], strength[g.hi]
         log_1 = np.logaddexp(a, np.log(theta) + b)  # log(p_lo + theta p_hi)
@@ -163,15 +169,39 @@ def _fit_rao_kupper(
             -win_lo @ np.exp(b - log_1) - win_hi @ np.exp(a - log_2)
             + ties.sum() * 2 * theta / (theta**2 - 1)
         )  # fmt: skip
-        return -float(ll), -np.concatenate([grad[1:], [d_theta * (theta - 1.0)]])
+        prior = alpha / 2 * strength @ strength
+        step = (grad - alpha * strength)[free:]
+        return -float(ll - prior), -np.concatenate([step, [d_theta * (theta - 1.0)]])
 
-    found = optimize.minimize(loss, np.zeros(m), jac=True, method="L-BFGS-B")
-    strength = np.concatenate([[0.0], found.x[:-1]])
+    found = optimize.minimize(loss, np.zeros(m + 1 - free), jac=True, method="L-BFGS-B")
+    strength = np.concatenate([np.zeros(free), found.x[:-1]])
     return strength - strength.mean(), float(1.0 + np.exp(found.x[-1]))
 
 
 #: The tie models fitted by likelihood (``half`` counts a tie as half a win instead).
 _TIE_MODELS = {"davidson": _fit_davidson, "rao-kupper": _fit_rao_kupper}
+
+
+def _unbounded(wins: np.ndarray, games: np.ndarray, g: _Games) -> list[str]:
+    """Models that score nothing (no win, no tie) against the others, if the MLE diverges.
+
+    The maximum-likelihood strengths are finite exactly when the graph "i scored against j"
+    over the models that played is strongly connected (Zermelo 1929; Ford 1957); otherwise
+    a group that never scores against the rest (a sink of that graph) runs to minus infinity.
+    """
+    m = len(g.models)
+    keep = np.concatenate([wins, games - wins]) > 0  # edge lo -> hi, then hi -> lo
+    rows, cols = np.r_[g.lo, g.hi][keep], np.r_[g.hi, g.lo][keep]
+    scored = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(m, m))
+    played = np.flatnonzero(np.bincount(np.r_[g.lo, g.hi], np.r_[games, games], m) > 0)
+    scored = scored[played][:, played]
+    count, component = csgraph.connected_components(scored, directed=True, connection="strong")
+    if count == 1:
+        return []
+    rows, cols = scored.nonzero()
+    scoring = set(component[rows][component[rows] != component[cols]])
+    sink = min(c for c in range(count) if c not in scoring)
+    return [g.models[played[k]] for k in np.flatnonzero(component == sink)]
 
 
 def _replicate_counts(g: _Games, ci: CI) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -193,6 +223,7 @@ def bradley_terry(
     winner: str = "winner",
     cluster: str | None = None,
     ties: str = "half",
+    alpha: float = 0.0,
     ci: CI = CI("percentile", n_boot=1000, seed=0),
 ) -> pd.DataFrame:
     """Bradley-Terry strengths with a seeded cluster-bootstrap interval and rank intervals.
@@ -209,6 +240,13 @@ def bradley_terry(
     whole clusters (each game its own cluster without ``cluster``), ``ci.seed``; ``rank_low``
     and ``rank_high`` are the interval of each model's rank (1 = strongest) over replicates.
 
+    The maximum-likelihood strengths are finite only when no group of models fails to win or
+    tie against all the others (Ford 1957); otherwise this raises, naming the group, unless
+    ``alpha > 0`` adds a Gaussian prior ``-alpha/2 sum t_i^2`` to the log-likelihood (a ridge;
+    choix's ``alpha``). Bootstrap replicates without a finite estimate are left out and
+    counted in ``note``; when more than the interval's tail share of them are, the interval
+    is not reported.
+
     >>> games = pd.DataFrame({"model_a": ["x", "x", "y", "x"], "model_b": ["y", "z", "z", "y"],
     ...                       "winner": ["a", "a", "tie", "b"]})
     >>> bradley_terry(games, ci=CI(None))[["model", "strength", "rank"]].round(3).values.tolist()
@@ -216,41 +254,71 @@ def bradley_terry(
     >>> rk = bradley_terry(games, ties="rao-kupper", ci=CI(None))
     >>> rk["model"].tolist(), bool(rk["tie_parameter"].iloc[0] > 1)
     (['x', 'y', 'z'], True)
+    >>> swept = pd.DataFrame({"model_a": ["x", "x"], "model_b": ["y", "y"], "winner": ["a", "a"]})
+    >>> bradley_terry(swept, ci=CI(None))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: bradley_terry: y scores no win or tie against the other models, ...
+    >>> bradley_terry(swept, alpha=1.0, ci=CI(None))["strength"].round(3).tolist()
+    [0.521, -0.521]
     """
     if ties != "half" and ties not in _TIE_MODELS:
         raise ValueError(f"ties must be 'half', 'davidson' or 'rao-kupper', not {ties!r}")
+    if not alpha >= 0:
+        raise ValueError(f"alpha must be 0 or more, not {alpha!r}")
     g = _aggregate(comparisons, model_a, model_b, winner, cluster)
     point = [np.asarray(t.sum(axis=0)) for t in (g.wins, g.ties, g.games)]
+    weakest = [] if alpha else _unbounded(point[0][0], point[2][0], g)
+    if weakest:
+        raise ValueError(
+            f"bradley_terry: {', '.join(weakest)} score{'s' if len(weakest) == 1 else ''} no "
+            "win or tie against the other models, so the maximum-likelihood strengths are "
+            "unbounded; pass alpha > 0 (a Gaussian prior on the strengths) or leave them out"
+        )
     nu = np.nan
     if ties == "half":
-        estimate, ok = _fit_half(point[0], point[2], g)
+        estimate, ok = _fit_half(point[0], point[2], g, alpha)
         estimate = estimate[0]
     else:
-        estimate, nu = _TIE_MODELS[ties](point[0][0], point[1][0], point[2][0], g)
+        estimate, nu = _TIE_MODELS[ties](point[0][0], point[1][0], point[2][0], g, alpha)
         ok = np.array([True])
     low = high = rank_low = rank_high = np.full(len(g.models), np.nan)
-    ci_method, failed = "none", 0
+    ci_method, notes = "none", []
     if ci.method is not None:
         ci.offered(("percentile",), "bradley_terry")
         wins, tie_counts, games = _replicate_counts(g, ci)
+        finite = np.array(
+            [alpha > 0 or not _unbounded(w, n, g) for w, n in zip(wins, games, strict=True)]
+        )
         if ties == "half":
-            boot, good = _fit_half(wins, games, g)
+            boot, good = _fit_half(wins, games, g, alpha)
         else:
             boot = np.stack(
                 [
-                    _TIE_MODELS[ties](w, t, n, g)[0]
+                    _TIE_MODELS[ties](w, t, n, g, alpha)[0]
                     for w, t, n in zip(wins, tie_counts, games, strict=True)
                 ]
             )
             good = np.ones(len(boot), bool)
-        failed = int((~good).sum())
-        boot = boot[good]
-        alpha = (1 - ci.level) / 2
-        low, high = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)
-        ranks = (-np.nan_to_num(boot, nan=-np.inf)).argsort(axis=1).argsort(axis=1) + 1
-        rank_low, rank_high = np.quantile(ranks, [alpha, 1 - alpha], axis=0, method="nearest")
+        if (~good & finite).any():
+            notes.append(f"{int((~good & finite).sum())} replicates did not converge")
+        tail = (1 - ci.level) / 2
+        if (~finite).any():
+            notes.append(
+                f"{int((~finite).sum())} of {ci.n_boot} replicates had no finite estimate (a "
+                "model won or lost all its resampled games) and are left out"
+            )
+        boot = boot[good & finite]
+        if (~finite).mean() <= tail and len(boot):
+            low, high = np.nanquantile(boot, [tail, 1 - tail], axis=0)
+            ranks = (-np.nan_to_num(boot, nan=-np.inf)).argsort(axis=1).argsort(axis=1) + 1
+            rank_low, rank_high = np.quantile(ranks, [tail, 1 - tail], axis=0, method="nearest")
+        else:
+            notes.append("too many for an interval: pass alpha > 0")
         where = "cluster" if cluster else "game"
         ci_method = f"percentile, {where} bootstrap ({ci.n_boot} replicates, seed {ci.seed})"
+        if alpha:
+            ci_method += f", prior alpha {alpha:g}"
     rank = (-estimate).argsort().argsort() + 1
     games_per_model = np.bincount(g.lo, point[2][0], len(g.models)) + np.bincount(
         g.hi, point[2][0], len(g.models)
@@ -259,9 +327,10 @@ def bradley_terry(
     for k, model in enumerate(g.models):
         row = result_row(
             estimate=float(estimate[k]), ci_low=float(low[k]), ci_high=float(high[k]),
-            n=int(games_per_model[k]), method=f"bradley-terry, ties {ties}", ci_method=ci_method,
+            n=int(games_per_model[k]), ci_method=ci_method,
+            method=f"bradley-terry, ties {ties}" + (f", prior alpha {alpha:g}" if alpha else ""),
             n_clusters=int(g.games.shape[0]),
-            note="" if ok.all() and not failed else f"{failed} replicates did not converge",
+            note="; ".join(notes if ok.all() else ["the estimate did not converge", *notes]),
         )  # fmt: skip
         rows.append({"model": model, "strength": row.pop("estimate"), **row, "rank": int(rank[k]),
                      "rank_low": float(rank_low[k]), "rank_high": float(rank_high[k]),

@@ -29,6 +29,7 @@ import pandas as pd
 from judgekit import __version__
 from judgekit.data import write_id_score_csv, write_table
 from judgekit.data.atomic import atomic_write_text
+from judgekit.data.pairwise import VERDICT
 from judgekit.data.tidy import JUDGE, LABEL_COLUMNS, read_judgments, read_labels, write_judgments
 from judgekit.study.folder import StudyFolder
 from judgekit.study.record import kept_rubric_hashes
@@ -176,7 +177,8 @@ def merged_labels(root: Path, labels: pd.DataFrame) -> pd.DataFrame:
     old = read_labels(path)
     fresh = set(zip(labels["rubric"], labels["item_id"].astype(str), strict=True))
     keep = [key not in fresh for key in zip(old["rubric"], old["item_id"], strict=True)]
-    return pd.concat([old[keep], labels], ignore_index=True)[list(LABEL_COLUMNS)]
+    columns = [*LABEL_COLUMNS, *(c for c in (VERDICT,) if c in old or c in labels)]
+    return pd.concat([old[keep], labels], ignore_index=True)[columns]
 
 
 def score_file(rubric: str, variant: str, judge: str, run: int, *, panel: bool) -> str:

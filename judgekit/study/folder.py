@@ -78,38 +78,44 @@ class StudyFolder:
 
 
 def reference_labels(human: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The human rater the judge is compared with, from the one table of human labels.
+    """The human rater each rubric's judges are compared with, from the one table of labels.
 
-    The items file's label column when it has scores (it was delivered with the items and
-    usually covers them all), else the labelling tool's first labeller by name. The other
-    raters are compared with it and with each other (inter-human agreement), never merged.
+    Per rubric, the items file's label column when it has scores (it was delivered with the
+    items and usually covers them all), else the labelling tool's first labeller by name. The
+    other raters are compared with it and with each other (inter-human agreement), never
+    merged. Pairwise verdicts are no scores (:meth:`Study.pair_labels` reads them).
 
     Returns:
-        ``item_id, rubric, answer_model, score`` and one line naming the rater and the count.
+        ``item_id, rubric, answer_model, score`` and one line naming each rater and its count.
     """
     from judgekit.labels.table import ITEMS_FILE
 
-    scored = human[human["status"].astype(str) == Status.OK.value]
-    raters = scored.drop_duplicates("labeller").assign(tool=lambda f: f["source"] != ITEMS_FILE)
-    raters = raters.sort_values(["tool", "labeller"])
-    if raters.empty:
+    ok = human["status"].astype(str) == Status.OK.value
+    scored = human[ok & human["score"].notna()].assign(tool=lambda f: f["source"] != ITEMS_FILE)
+    firsts = scored.sort_values(["tool", "labeller"], kind="stable").drop_duplicates("rubric")
+    if firsts.empty:
         return pd.DataFrame(columns=list(LABEL_COLUMNS)), ""
-    first = raters.iloc[0]
-    usable = scored[scored["labeller"] == first["labeller"]]
-    models = verdicts.drop_duplicates("item_id").set_index("item_id")
+    usable = scored.merge(firsts[["rubric", "labeller"]], on=["rubric", "labeller"])
+    keys = ["rubric", "item_id"]
     answer_model = pd.Series("", index=usable.index)
-    if "answer_model" in models.columns:
-        answer_model = usable["item_id"].astype(str).map(models["answer_model"].astype(str))
+    if "answer_model" in verdicts.columns:
+        models = verdicts.astype({"rubric": str, "item_id": str}).drop_duplicates(keys)
+        answer_model = usable[keys].astype(str).merge(
+            models[[*keys, "answer_model"]], on=keys, how="left"
+        )["answer_model"]  # fmt: skip
     labels = pd.DataFrame(
         {
             "item_id": usable["item_id"].astype(str),
             "rubric": usable["rubric"].astype(str),
-            "answer_model": answer_model.fillna("").astype(str),
+            "answer_model": answer_model.fillna("").astype(str).to_numpy(),
             "score": usable["score"].astype(float),
         },
         columns=list(LABEL_COLUMNS),
     ).reset_index(drop=True)
-    return labels, f"{first['labeller']} ({first['source']}, {len(labels)} labels)"
+    named = labels.merge(firsts[["rubric", "labeller", "source"]], on="rubric")
+    counts = named.groupby(["labeller", "source"], sort=False).size().reset_index(name="n")
+    found = "; ".join(f"{r.labeller} ({r.source}, {r.n} labels)" for r in counts.itertuples())
+    return labels, found
 
 
 @dataclass(frozen=True)
@@ -306,7 +312,8 @@ def study_human_labels(folder: StudyFolder) -> pd.DataFrame:
     column = pd.DataFrame(columns=list(LABEL_COLUMNS))
     if folder.human_labels.is_file():
         column = read_frame(folder.human_labels, required=LABEL_COLUMNS, what="human labels")
-    return human_label_table(column, _label_column(folder), read_labels_table(folder.long_labels))
+    named = _label_column(folder, set(column["rubric"].astype(str)))
+    return human_label_table(column, named, read_labels_table(folder.long_labels))
 
 
 def read_settings(folder: StudyFolder) -> dict[str, Any]:
@@ -370,17 +377,22 @@ def own_models_setting(
     return own
 
 
-def _label_column(folder: StudyFolder) -> str:
-    """The items file's label column, as ``study.json``'s latest command names it."""
+def _label_column(folder: StudyFolder, rubrics: Collection[str]) -> dict[str, str]:
+    """Each rubric's items-file label column, as ``study.json``'s latest command of it names it.
+
+    A rubric no command names gets the manifest's ``label_column``, else ``label``.
+    """
     try:
         manifest = json.loads(folder.manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return "label"
-    if not isinstance(manifest, dict):
-        return "label"
-    named = [c.get("label_column") for c in manifest.get("commands", []) if isinstance(c, dict)]
-    named = [manifest.get("label_column"), *named]
-    return str(next((n for n in reversed(named) if n), "label"))
+        manifest = {}
+    manifest = manifest if isinstance(manifest, dict) else {}
+    named = {}
+    for command in manifest.get("commands", []):
+        if isinstance(command, dict) and command.get("label_column"):
+            named[str(command.get("rubric", ""))] = str(command["label_column"])
+    fallback = str(manifest.get("label_column") or "label")
+    return {rubric: named.get(rubric, fallback) for rubric in rubrics}
 
 
 def open_report(
@@ -391,8 +403,12 @@ def open_report(
     figures_dir: str = "",
     output_dir: str = "",
     replies: bool = False,
+    pairwise: bool = False,
 ) -> tuple[Study, Path, Path]:
     """The opening of a report notebook: the plot style, its study and its output folders.
+
+    A step that scores single answers (``pairwise=False``) gets the study without its pairwise
+    rubrics and prints one ``skipped`` line for each (10_pairwise reports them).
 
     Args:
         name: The notebook's default table folder under ``config.RUNS_DIR``.
@@ -401,6 +417,7 @@ def open_report(
         figures_dir: Its ``figures_dir`` parameter (see :func:`output_folders`).
         output_dir: Its ``output_dir`` parameter (see :func:`output_folders`).
         replies: Load the judge's reasons and raw replies too (a review of disagreements).
+        pairwise: Keep the pairwise rubrics (the pairwise step).
 
     Returns:
         The study, the figure folder and the table folder (created).
@@ -409,6 +426,13 @@ def open_report(
 
     plots.apply_style()
     study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path, replies=replies)
+    if not pairwise:
+        from judgekit.study.pairwise import without_pairwise
+
+        study, left_out = without_pairwise(study)
+        for name in left_out:
+            print(f"skipped pairwise rubric {name}: this step scores single answers (see "
+                  "10_pairwise)")  # fmt: skip
     figures, tables = output_folders(figures_dir, output_dir, name, study.folder.report)
     return study, figures, tables
 

@@ -1,6 +1,6 @@
 """From an items table to the rubric's items, and what the analysis needs to know about each item.
 
-The one way to turn a table into items (:func:`study_items`, for the CLI and notebook 01), to
+The one way to turn a table into items (:func:`study_items`, for ``judgekit judge``), to
 check its human label column, to attach each item's context to its judgments
 (:func:`with_context`) and to take its human labels (:func:`human_labels`).
 """
@@ -27,7 +27,7 @@ CONTEXT_SOURCES: dict[str, str] = {
 def study_items(
     table: Table, rubric: Rubric, *, id_column: str = "ID", label_column: str | None = None
 ) -> tuple[list[Item], list[str]]:
-    """Turn an items table into the rubric's items; the one path for the CLI and notebook 01.
+    """Turn an items table into the rubric's items; the one path of ``judgekit judge``.
 
     Every input column the rubric uses is sent, the optional ones (e.g. ``Ref_Answer``) whenever
     the table has them; the other columns stay in ``Item.meta``.

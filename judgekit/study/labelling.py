@@ -46,6 +46,7 @@ class LabelOptions:
     show_model: bool = False
     port: int = 0
     open_browser: bool = True
+    rubric: str = ""  # the rubric labelled; empty: the study's only kind (direct or pairwise)
 
 
 def study_items(study: Study, items_path: str | Path = "") -> pd.DataFrame:
@@ -102,8 +103,8 @@ def study_plan(
         if rubric and rubric not in set(plan["rubric"]):
             raise UsageError(f"{path} plans labels of {plan['rubric'].iloc[0]}, not {rubric}")
         return plan, f"{len(plan)} items planned in {path.name}"
-    verdicts = study.verdicts
-    rubric_name = rubric or str(verdicts["rubric"].iloc[0])
+    rubric_name = rubric or str(study.verdicts["rubric"].iloc[0])
+    verdicts = study.verdicts[study.verdicts["rubric"] == rubric_name]
     judge = str(verdicts["model"].iloc[0])
     variant = str(verdicts["variant"].iloc[0])
     run = int(verdicts["run"].min())
@@ -137,7 +138,9 @@ def study_plan(
     return plan, f"{why or f'{n} labels'}; plan kept in {path.name}"
 
 
-def pair_plan(study: Study, n: int | None = None, seed: int = 0) -> tuple[pd.DataFrame, str]:
+def pair_plan(
+    study: Study, n: int | None = None, seed: int = 0, rubric: str = ""
+) -> tuple[pd.DataFrame, str]:
     """A pairwise study's labelling plan: every pair (or a seeded sample of ``n``), shuffled.
 
     Kept in ``labelling_plan.csv`` like a direct plan, so every labeller labels the same pairs
@@ -149,8 +152,8 @@ def pair_plan(study: Study, n: int | None = None, seed: int = 0) -> tuple[pd.Dat
     """
     path = study.folder.labelling_plan
     if path.is_file():
-        return study_plan(study, n, seed)  # the kept plan, checked the same way
-    rubric = study.pairwise_rubrics()[0]
+        return study_plan(study, n, seed, rubric)  # the kept plan, checked the same way
+    rubric = rubric or study.pairwise_rubrics()[0]
     pairs = sorted(set(study.comparisons(rubric)["pair_id"]))
     if n is not None and not 0 < n <= len(pairs):
         raise UsageError(f"--n {n}: the study has {len(pairs)} pairs to label")
@@ -167,19 +170,20 @@ def pair_plan(study: Study, n: int | None = None, seed: int = 0) -> tuple[pd.Dat
 
 def label_session(study: Study, options: LabelOptions) -> tuple[LabellingSession, str]:
     """The labeller's session on the study's plan, and the line describing the plan."""
-    if study.pairwise_rubrics():
+    name = _labelled_rubric(study, options.rubric)
+    if study.is_pairwise(name):
         from judgekit.labels.pair_session import PairLabellingSession
 
         if options.show_model:
             raise UsageError("--show-model: pairwise labels are blind to the models; leave it out")
-        plan, about = pair_plan(study, options.n, options.seed)
+        plan, about = pair_plan(study, options.n, options.seed, name)
         pairs = labelling_items(study, plan)
         rubric = study.rubric(str(plan["rubric"].iloc[0]))
         pair_session = PairLabellingSession(
             pairs, rubric, study.folder.long_labels, options.labeller, seed=options.seed
         )
         return pair_session, about
-    plan, about = study_plan(study, options.n, options.seed)
+    plan, about = study_plan(study, options.n, options.seed, name)
     ordered = labelling_items(study, plan)
     shown = ("Model",) if options.show_model and "Model" in ordered.columns else ()
     rubric = study.rubric(str(plan["rubric"].iloc[0]))
@@ -187,6 +191,31 @@ def label_session(study: Study, options: LabelOptions) -> tuple[LabellingSession
         ordered, rubric, study.folder.long_labels, options.labeller, show_columns=shown
     )
     return session, about
+
+
+def _labelled_rubric(study: Study, rubric: str) -> str:
+    """The rubric to label: ``rubric``, the kept plan's, or the study's only kind's first.
+
+    Raises:
+        UsageError: For a rubric the study did not judge, or none named in a study that judged
+            both direct and pairwise rubrics.
+    """
+    judged = sorted(set(study.verdicts["rubric"].astype(str)))
+    if rubric and rubric not in judged:
+        raise UsageError(f"--rubric {rubric}: the study judged {', '.join(judged)}")
+    path = study.folder.labelling_plan
+    if path.is_file():  # the kept plan names its rubric; study_plan checks --rubric against it
+        kept = read_frame(path, required=PLAN_COLUMNS, what="labelling plan")
+        return rubric or str(kept["rubric"].iloc[0])
+    pairwise = study.pairwise_rubrics()
+    if rubric or not pairwise:
+        return rubric or str(study.verdicts["rubric"].iloc[0])
+    if set(judged) - set(pairwise):
+        raise UsageError(
+            f"the study judged direct and pairwise rubrics ({', '.join(judged)}): say which to "
+            "label with --rubric"
+        )
+    return pairwise[0]
 
 
 def run_label(folder: str | Path, options: LabelOptions, err: TextIO | None = None) -> None:

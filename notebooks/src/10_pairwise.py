@@ -13,9 +13,10 @@
 
 # %% tags=["parameters"]
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
-rubric: str = ""  # the pairwise rubric; empty: the study's one pairwise rubric
+rubric: str = ""  # the pairwise rubric; empty: every pairwise rubric of the study
 baseline: str = ""  # model the win rates are against; empty: the most frequent model
 ties: str = "half"  # Bradley-Terry ties: "half", "davidson" or "rao-kupper"
+bt_alpha: float = 0.0  # Bradley-Terry prior on the strengths; > 0 ranks a model that never won
 level: float = 0.95  # interval level of every table
 n_boot: int = 1000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
@@ -34,10 +35,17 @@ from judgekit.study.parameters import check_parameters
 check_parameters(globals(), "10_pairwise")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
-    "pairwise", judgments_path, figures_dir=figures_dir, output_dir=output_dir
+    "pairwise", judgments_path, figures_dir=figures_dir, output_dir=output_dir, pairwise=True
 )
 result = pairwise_analysis(
-    study, rubric=rubric, baseline=baseline, ties=ties, level=level, n_boot=n_boot, seed=seed
+    study,
+    rubric=rubric,
+    baseline=baseline,
+    ties=ties,
+    bt_alpha=bt_alpha,
+    level=level,
+    n_boot=n_boot,
+    seed=seed,
 )
 summary = result.tables.pop("pairwise_summary")
 result.write(tables, figures)
@@ -74,8 +82,9 @@ for name in ("human_s1_s2", "accuracy", "kappa", "human_kappas", "judge_kappas")
 # ## Bradley–Terry ranking and win rates against the baseline
 
 # %%
-display(result.tables["bradley_terry"])
-display(result.tables["win_rate_vs_baseline"])
+for name in ("bradley_terry", "win_rate_vs_baseline"):  # no ranking: its skipped line above
+    if name in result.tables:
+        display(result.tables[name])
 for figure in result.figures.values():
     display(figure)
 

@@ -25,7 +25,7 @@ from judgekit.types import UsageError
 
 GROUP = ["judge", "variant", "run"]
 SUMMARY_COLUMNS = (
-    *GROUP, "n_pairs", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
+    "rubric", *GROUP, "n_pairs", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
     "position_consistency", "position_consistency_ci_low", "position_consistency_ci_high",
     "kappa", "kappa_ab", "kappa_ab_ci_low", "kappa_ab_ci_high", "kappa_ba", "kappa_ba_ci_low",
     "kappa_ba_ci_high", "level", "design",
@@ -64,27 +64,82 @@ def pairwise_analysis(
     rubric: str = "",
     baseline: str = "",
     ties: str = "half",
+    bt_alpha: float = 0.0,
     level: float = 0.95,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> Analysis:
-    """The pairwise report of ``rubric`` (empty: the study's one pairwise rubric).
+    """The pairwise report of ``rubric`` (empty: of every pairwise rubric the study judged).
+
+    Every table starts with a ``rubric`` column. With several rubrics, each figure's name ends
+    in its rubric's and each line names it.
 
     Args:
         study: The loaded study.
-        rubric: The pairwise rubric.
-        baseline: The model the win rates are against (empty: the most frequent model).
+        rubric: The pairwise rubric (empty: every one).
+        baseline: The model the win rates are against (empty: each rubric's most frequent
+            model).
         ties: Bradley-Terry's tie handling: ``half``, ``davidson`` or ``rao-kupper``.
+        bt_alpha: Bradley-Terry's Gaussian prior on the strengths (0: maximum likelihood, which
+            does not exist for a group that never wins or ties against the others; that
+            group's ranking is then one ``skipped`` line).
         level: The interval level of every table.
         n_boot: Bootstrap replicates (seeded with ``seed``).
         seed: The seed of every bootstrap.
     """
-    from judgekit import plots, stats
-
     if ties not in ("half", "davidson", "rao-kupper"):
         raise UsageError(f"ties {ties!r}: use 'half', 'davidson' or 'rao-kupper'")
+    rubrics = [rubric] if rubric else study.pairwise_rubrics()
+    if not rubrics:
+        study.comparisons(None)  # raises the one line naming what the study judged
+
+    def one(name: str) -> Analysis:
+        return _with_rubric(_one_rubric(study, name, baseline, ties, bt_alpha, level, n_boot,
+                                        seed), name)  # fmt: skip
+
+    if len(rubrics) == 1:
+        return one(rubrics[0])
     result = Analysis("10_pairwise")
-    comparisons = study.comparisons(rubric or None)
+    for name in rubrics:
+        part = one(name)
+        for table, frame in part.tables.items():
+            before = result.tables.get(table)
+            result.tables[table] = frame if before is None else pd.concat(
+                [before, frame], ignore_index=True
+            )  # fmt: skip
+        result.figures.update({f"{figure}_{name}": f for figure, f in part.figures.items()})
+        result.lines += [
+            f"skipped {line[8:].replace(': ', f' ({name}): ', 1)}"
+            if line.startswith("skipped ") else f"{name}: {line}"
+            for line in part.lines
+        ]  # fmt: skip
+    return result
+
+
+def _with_rubric(result: Analysis, rubric: str) -> Analysis:
+    """``result`` with a ``rubric`` column first in every table."""
+    for name, table in result.tables.items():
+        result.tables[name] = table.drop(columns="rubric", errors="ignore").assign(rubric=rubric)[
+            ["rubric", *[c for c in table.columns if c != "rubric"]]
+        ]
+    return result
+
+
+def _one_rubric(
+    study: Study,
+    rubric: str,
+    baseline: str,
+    ties: str,
+    bt_alpha: float,
+    level: float,
+    n_boot: int,
+    seed: int,
+) -> Analysis:
+    """:func:`pairwise_analysis` of one pairwise rubric."""
+    from judgekit import plots, stats
+
+    result = Analysis("10_pairwise")
+    comparisons = study.comparisons(rubric)
     cluster = "cluster" if "cluster" in comparisons.columns else None
     unit = "prompt (question)" if cluster else "pair"
     design = f"{level:.0%} intervals; resampling unit: {unit}; {n_boot} replicates, seed {seed}"
@@ -123,9 +178,12 @@ def pairwise_analysis(
         )
     ranking_rows, win_rows, lc_rows = [], [], []
     for keys, part in _by_group(parsed):
-        ranking_rows.append(
-            stats.bradley_terry(part, cluster=cluster, ties=ties, ci=ci).assign(**keys)
-        )
+        try:
+            ranking = stats.bradley_terry(part, cluster=cluster, ties=ties, alpha=bt_alpha, ci=ci)
+            ranking_rows.append(ranking.assign(**keys))
+        except ValueError as unbounded:  # no maximum-likelihood estimate: said, not drawn
+            where = " · ".join(str(keys[k]) for k in GROUP)
+            result.skip(f"Bradley–Terry ranking ({where})", str(unbounded).split(": ", 1)[1])
         win_rows.append(
             stats.win_rate_vs_baseline(part, chosen, cluster=cluster, ci=wilson).assign(**keys)
         )
@@ -134,17 +192,18 @@ def pairwise_analysis(
                 part.merge(lengths, on="pair_id"), chosen, cluster=cluster, level=level
             )
             lc_rows.append(lc.assign(**keys))
-    ranking = pd.concat(ranking_rows, ignore_index=True)
-    result.tables["bradley_terry"] = ranking.assign(design=design)
+    if ranking_rows:
+        ranking = pd.concat(ranking_rows, ignore_index=True)
+        result.tables["bradley_terry"] = ranking.assign(design=design)
+        rater = ranking.assign(rater=lambda f: f["judge"] + " · " + f["variant"] + " · run " +
+                               f["run"].astype(str))  # fmt: skip
+        result.figures["pairwise_bradley_terry"] = plots.plot_strength_forest(
+            rater, rater="rater", level=level
+        )
     result.tables["win_rate_vs_baseline"] = pd.concat(win_rows).assign(design=design)
     if lc_rows:
         result.tables["length_controlled_win_rate"] = pd.concat(lc_rows).assign(design=design)
     result.say(f"win rates against baseline {chosen!r} (a tie is half a win)")
-    rater = ranking.assign(rater=lambda f: f["judge"] + " · " + f["variant"] + " · run " +
-                           f["run"].astype(str))  # fmt: skip
-    result.figures["pairwise_bradley_terry"] = plots.plot_strength_forest(
-        rater, rater="rater", level=level
-    )
 
     judges = sorted(set(outcomes["judge"]))
     if len(judges) < 2:
@@ -164,7 +223,7 @@ def pairwise_analysis(
                 design=f"{level:.0%} analytic intervals",
             )
 
-    labels = study.pair_labels(rubric or None).rename(columns={"verdict": "label"})
+    labels = study.pair_labels(rubric).rename(columns={"verdict": "label"})
     summary = outcomes.groupby(GROUP).size().rename("n_pairs").reset_index()
     summary = summary.merge(
         _estimates(consistency, "position_consistency", GROUP), on=GROUP, how="left"
@@ -180,7 +239,7 @@ def pairwise_analysis(
         for order in ("ab", "ba"):
             part = _estimates(kappa.loc[kappa["order"] == order], f"kappa_{order}", GROUP)
             summary = summary.merge(part, on=GROUP, how="left")
-    summary = summary.reindex(columns=list(SUMMARY_COLUMNS))
+    summary = summary.reindex(columns=[c for c in SUMMARY_COLUMNS if c != "rubric"])
     summary["kappa"] = summary[["kappa_ab", "kappa_ba"]].mean(axis=1)
     summary["level"], summary["design"] = level, design + "; kappa: mean of the two orders'"
     result.tables["pairwise_summary"] = summary
