@@ -13,6 +13,7 @@ import pytest
 
 from judgekit.cli.main import main
 from judgekit.engine import store as store_module
+from judgekit.engine import store_writer
 from judgekit.judging import run as judge_run
 from judgekit.simulator import run_simulator
 
@@ -109,15 +110,15 @@ def test_a_full_disk_under_the_table_keeps_the_replies_and_a_rerun_pays_nothing(
 def test_a_full_disk_under_the_store_names_the_store_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    migrate = store_module.migrate
+    connect = store_writer.connect
 
-    def room_for_a_few_pages(db: sqlite3.Connection, source: Path) -> int:
-        version = migrate(db, source)
+    def room_for_a_few_pages(path: Path) -> sqlite3.Connection:
+        db = connect(path)  # the writer thread's connection
         pages = db.execute("PRAGMA page_count").fetchone()[0]
         db.execute(f"PRAGMA max_page_count = {pages + 8}")  # SQLite's own SQLITE_FULL
-        return version
+        return db
 
-    monkeypatch.setattr(store_module, "migrate", room_for_a_few_pages)
+    monkeypatch.setattr(store_writer, "connect", room_for_a_few_pages)
     store, output = tmp_path / "s.sqlite", tmp_path / "out.csv"
     with run_simulator() as sim:
         code = main(_judge(_items(tmp_path, 200), output, sim.base_url, "--store", str(store)))

@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +136,7 @@ def record_results(
     members = set(expected)
     answered: set[str] = set()
     replies = errors = 0
+    writes: list[Future[None]] = []
     for line in lines:
         request_hash = hash_of(str(line.get("custom_id")))
         if request_hash not in members:
@@ -145,14 +147,16 @@ def record_results(
             continue
         reply, error = reply_from_result(line, secret)
         if reply is not None:
-            store.record_reply(request_hash, reply)
+            writes.append(store.submit_reply(request_hash, reply))
             replies += 1
         else:
-            store.record_error(request_hash, error or "batch line failed", 1)
+            writes.append(store.submit_error(request_hash, error or "batch line failed", 1))
             errors += 1
     for request_hash in sorted(members & set(pending) - answered):
-        store.record_error(request_hash, f"batch {batch.id} {batch.status}", 0)
+        writes.append(store.submit_error(request_hash, f"batch {batch.id} {batch.status}", 0))
         errors += 1
+    for written in writes:
+        written.result()  # returns once every reply of the batch is committed
     return replies, errors
 
 
@@ -189,8 +193,8 @@ async def run_round(
     to_submit = [p for h, p in work.pending.items() if h not in covered]
     for chunk in split_for_limits(to_submit, limits) if to_submit else []:
         hashes = [p.key.hash for p in chunk]
-        for p in chunk:
-            work.store.record_request(p.key)
+        for written in [work.store.submit_request(p.key) for p in chunk]:
+            await asyncio.wrap_future(written)
         batch_id = await submit_batch(work.sdk, chunk, completion_window=completion_window)
         work.state.add(batch_id, hashes, **where)
         resumed.append({"batch_id": batch_id, "hashes": hashes, "requests": len(hashes)})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,7 @@ def ingest_results(store: ResponseStore, path: str | Path) -> IngestReport:
     source = Path(path)
     report = IngestReport()
     seen: dict[str, int] = {}
+    writes: list[Future[None]] = []
     for number, raw in _lines(source):
         line, why = _result(raw)
         if line is None:
@@ -107,9 +109,11 @@ def ingest_results(store: ResponseStore, path: str | Path) -> IngestReport:
             report.refused.append(f"{source} line {number}: not a chat completion ({what})")
             continue
         if reply is not None:
-            store.record_reply(request_hash, reply)
+            writes.append(store.submit_reply(request_hash, reply))
             report.replies += 1
         else:
-            store.record_error(request_hash, error or "batch line failed", 1)
+            writes.append(store.submit_error(request_hash, error or "batch line failed", 1))
             report.errors += 1
+    for written in writes:
+        written.result()  # the report is returned once every reply is committed
     return report

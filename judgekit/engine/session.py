@@ -208,8 +208,7 @@ class JudgeSession:
                 f"(request {request_hash[:12]}; {where}). Re-run online to fill the store.",
                 key,
             )
-        if self.store is not None:
-            self.store.record_request(key)
+        pending = None if self.store is None else self.store.submit_request(key)
         self.counters.api_calls += 1
         try:
             reply = await self.client.complete(key.request)
@@ -217,8 +216,9 @@ class JudgeSession:
             if error.fatal:
                 raise
             self.counters.failed += 1
-            if self.store is not None:
-                self.store.record_error(request_hash, str(error), error.attempts)
+            if self.store is not None and pending is not None:
+                await self.store.arecord_error(request_hash, str(error), error.attempts)
+                pending.result()  # committed before the error (writes commit in order)
             return CallOutcome(
                 request_hash,
                 None,
@@ -227,8 +227,9 @@ class JudgeSession:
                 failed_attempts=error.attempts,
                 request=key.request,
             )
-        if self.store is not None:
-            self.store.record_reply(request_hash, reply)
+        if self.store is not None and pending is not None:
+            await self.store.arecord_reply(request_hash, reply)
+            pending.result()  # committed before the reply (writes commit in order)
         return CallOutcome(request_hash, reply, None, replayed=False, request=key.request)
 
 

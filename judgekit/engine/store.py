@@ -1,8 +1,10 @@
 """A SQLite record of every judge request and reply, so reruns cost nothing and replay exactly.
 
 One row per request, keyed by :attr:`RequestKey.hash`, written when the request is queued for
-sending (``pending``) and committed again the moment its reply (``ok``) or final failure
-(``error``) arrives, so a killed run pays again only for the requests that were in flight.
+sending (``pending``) and again when its reply (``ok``) or final failure (``error``) arrives.
+Writes go to one writer thread (:mod:`judgekit.engine.store_writer`) that groups them into
+transactions and acknowledges each after its commit; a reply is reported only once
+acknowledged, so a killed run pays again only for the requests whose replies were not.
 The database runs in WAL mode. Nothing but the request body, the endpoint (normalised base
 URL) and the reply is stored: no keys, no headers. The reply includes the provider's separate
 reasoning field and its refusal text, so an offline replay reads exactly what the run read.
@@ -24,12 +26,14 @@ A store is shared beside a notebook with :meth:`ResponseStore.export` (a single 
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import hashlib
 import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +50,7 @@ from judgekit.engine.store_rows import (
     stored_call,
     written_out,
 )
+from judgekit.engine.store_writer import StoreWriteError, StoreWriter, connect
 from judgekit.types import ChatReply, UsageError
 
 __all__ = [
@@ -58,19 +63,21 @@ __all__ = [
 ]
 
 
-class StoreWriteError(RuntimeError):
-    """The store file could not be written (a full disk, a read-only folder); names the file."""
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _prefix(request_hash: str) -> int:
+    """The first 60 bits of a hex digest (a compact, collision-tolerant membership key)."""
+    return int(request_hash[:15], 16)
 
 
 class ResponseStore:
     """Every request and reply of a study, in one SQLite file.
 
-    Safe to use from one asyncio loop (and from the worker thread ``judge()`` may use): all
-    access is serialised by a lock and every write commits at once.
+    Safe to use from one asyncio loop (and from the worker thread ``judge()`` may use): reads
+    are serialised by a lock; writes run on the store's writer thread, and the ``record_*``
+    methods return once theirs is committed (``arecord_*`` await it without blocking the loop).
 
     Args:
         path: Database file (created with its folder if absent).
@@ -81,16 +88,20 @@ class ResponseStore:
         self.readonly = _readonly_connection is not None
         self._lock = threading.Lock()
         self._instructions: dict[str, str] = {}  # text -> digest of those already stored
+        self._writer: StoreWriter | None = None
+        # Hashes (a 60-bit prefix) written since a store opened empty: only those can be found.
+        self._written: set[int] | None = None
         if _readonly_connection is not None:
             self._db = _readonly_connection
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         storelock.acquire(self.path)
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db = connect(self.path)
             migrate(self._db, self.path)
+            if self._db.execute("SELECT 1 FROM requests LIMIT 1").fetchone() is None:
+                self._written = set()
+            self._writer = StoreWriter(self.path)
         except sqlite3.DatabaseError as exc:
             storelock.release(self.path)
             raise UsageError(f"{self.path}: not a usable response store ({exc})") from None
@@ -147,6 +158,8 @@ class ResponseStore:
 
     def close(self) -> None:
         """Checkpoint the WAL into the main file, close the connection and release the lock."""
+        if self._writer is not None:
+            self._writer.close()
         with self._lock:
             if not self.readonly:
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -154,30 +167,39 @@ class ResponseStore:
         if not self.readonly:
             storelock.release(self.path)
 
-    def _write(self, sql: str, params: Sequence[Any]) -> None:
-        if self.readonly:
+    def flush(self) -> None:
+        """Wait until every write queued so far is committed."""
+        if self._writer is not None:
+            self._writer.flush()
+
+    def _submit(self, sql: str, params: Sequence[Any]) -> Future[None]:
+        """Queue a write for the writer thread; the future resolves after its commit."""
+        if self._writer is None:
             raise PermissionError(f"{self.path} was opened read-only")
-        with self._lock:
-            try:
-                self._db.execute(sql, params)
-            except sqlite3.OperationalError as exc:  # "database or disk is full", I/O errors
-                raise StoreWriteError(
-                    f"{self.path}: cannot write the response store ({exc}); the replies stored so "
-                    "far are kept: free space there, or give another --store, and rerun"
-                ) from None
+        return self._writer.submit(sql, params)
 
     def record_request(self, key: RequestKey) -> str:
-        """Write a request as pending (or reset a failed one) and return its hash."""
-        request_hash = key.hash
+        """Write a request as pending (or reset a failed one); return its hash once committed."""
+        self.submit_request(key).result()
+        return key.hash
+
+    def submit_request(self, key: RequestKey) -> Future[None]:
+        """Queue a request's pending row (see :meth:`record_request`) without waiting for it.
+
+        Writes commit in the order they are queued, so once a later write of the same request is
+        acknowledged this one is on disk too (its future then says whether it failed).
+        """
+        if self._written is not None:
+            self._written.update((_prefix(key.hash), _prefix(key.base_hash)))
         messages = [self._by_reference(message) for message in key.request.messages]
-        self._write(
+        return self._submit(
             "INSERT INTO requests (request_hash, state, rubric, variant, model, run, attempt,"
             " options, messages, requested_at, endpoint, base_hash, reask_hint)"
             " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(request_hash) DO UPDATE SET state='pending', error=NULL,"
             " requested_at=excluded.requested_at WHERE state != 'ok'",
             (
-                request_hash,
+                key.hash,
                 key.rubric,
                 key.variant,
                 key.model,
@@ -191,7 +213,6 @@ class ResponseStore:
                 key.reask_hint,
             ),
         )
-        return request_hash
 
     def _by_reference(self, message: Mapping[str, str]) -> dict[str, str]:
         """A system message as a reference to its text in ``instructions`` (stored once)."""
@@ -201,7 +222,7 @@ class ResponseStore:
         digest = self._instructions.get(content)
         if digest is None:
             digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
-            self._write(
+            self._submit(
                 "INSERT INTO instructions (digest, content) VALUES (?, ?)"
                 " ON CONFLICT(digest) DO NOTHING",
                 (digest, content),
@@ -210,9 +231,17 @@ class ResponseStore:
         return {**{k: v for k, v in message.items() if k != "content"}, "instructions": digest}
 
     def record_reply(self, request_hash: str, reply: ChatReply) -> None:
-        """Store the reply to a recorded request (committed immediately)."""
+        """Store the reply to a recorded request; returns once it is committed."""
+        self.submit_reply(request_hash, reply).result()
+
+    async def arecord_reply(self, request_hash: str, reply: ChatReply) -> None:
+        """:meth:`record_reply` for a coroutine: awaits the commit without blocking the loop."""
+        await asyncio.wrap_future(self.submit_reply(request_hash, reply))
+
+    def submit_reply(self, request_hash: str, reply: ChatReply) -> Future[None]:
+        """Queue the reply to a recorded request; the future resolves after its commit."""
         logprobs = None if reply.top_logprobs is None else json.dumps(reply.top_logprobs)
-        self._write(
+        return self._submit(
             "UPDATE requests SET state='ok', reply_text=?, reply_model=?, prompt_tokens=?,"
             " completion_tokens=?, cached_tokens=?, latency_s=?, finish_reason=?, request_id=?,"
             " top_logprobs=?, http_attempts=?, reasoning=?, refusal=?, error=NULL, answered_at=?"
@@ -237,7 +266,15 @@ class ResponseStore:
 
     def record_error(self, request_hash: str, error: str, http_attempts: int) -> None:
         """Store the final failure of a recorded request (retried on the next online run)."""
-        self._write(
+        self.submit_error(request_hash, error, http_attempts).result()
+
+    async def arecord_error(self, request_hash: str, error: str, http_attempts: int) -> None:
+        """:meth:`record_error` for a coroutine: awaits the commit without blocking the loop."""
+        await asyncio.wrap_future(self.submit_error(request_hash, error, http_attempts))
+
+    def submit_error(self, request_hash: str, error: str, http_attempts: int) -> Future[None]:
+        """Queue the final failure of a recorded request; the future resolves after its commit."""
+        return self._submit(
             "UPDATE requests SET state='error', error=?, http_attempts=?, answered_at=?"
             " WHERE request_hash=?",
             (error, http_attempts, _now(), request_hash),
@@ -269,15 +306,22 @@ class ResponseStore:
         Raises:
             UsageError: Offline, when the request was recorded from several endpoints.
         """
-        exact = self.lookup(key.hash)
-        if exact is not None or not key.endpoint:
-            return exact
+        if self._written is not None and not self._written.intersection(
+            (_prefix(key.hash), _prefix(key.base_hash))
+        ):
+            return None  # the store opened empty and this session never wrote this request
+        if not key.endpoint:
+            return self.lookup(key.hash)
         with self._lock:
-            rows = self._db.execute(
-                f"SELECT {CALL_COLUMNS}, endpoint FROM requests WHERE base_hash=?"
-                " AND state != 'pending' ORDER BY endpoint",
-                (key.base_hash,),
+            found = self._db.execute(
+                f"SELECT {CALL_COLUMNS}, endpoint, request_hash FROM requests WHERE request_hash=?"
+                " OR (base_hash=? AND state != 'pending') ORDER BY endpoint",
+                (key.hash, key.base_hash),
             ).fetchall()
+        for row in found:
+            if row[-1] == key.hash:
+                return stored_call(row[:-2])
+        rows = [row[:-1] for row in found]
         legacy = [row for row in rows if row[-1] == ""]
         if legacy or not offline or not rows:
             return stored_call(legacy[0][:-1]) if legacy else None
@@ -313,6 +357,7 @@ class ResponseStore:
 
     def counts(self) -> dict[str, int]:
         """Number of requests per state (``pending``, ``ok``, ``error``)."""
+        self.flush()
         with self._lock:
             rows = self._db.execute("SELECT state, COUNT(*) FROM requests GROUP BY state")
             found = dict(rows.fetchall())
@@ -323,6 +368,7 @@ class ResponseStore:
 
         ``messages`` holds the full messages, the instructions written out again.
         """
+        self.flush()
         with self._lock:
             instructions = dict(self._db.execute("SELECT digest, content FROM instructions"))
             cursor = self._db.execute(
@@ -340,6 +386,7 @@ class ResponseStore:
         ``*.jsonl.gz`` gives one JSON object per request; any other name gives a self-contained
         SQLite copy (rollback journal, no WAL side files) made with SQLite's backup API.
         """
+        self.flush()
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".partial")

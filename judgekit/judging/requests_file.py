@@ -56,8 +56,8 @@ def write_requests(
         )
         if not pending:
             return 0
-        for request in pending:
-            store.record_request(request.key)
+        for written in [store.submit_request(request.key) for request in pending]:
+            written.result()  # grouped into few transactions; each one committed
     write_batch_jsonl(pending, path)
     print(
         f"wrote {len(pending)} requests to {path} (recorded as pending in {store_path}); run "

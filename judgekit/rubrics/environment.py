@@ -127,6 +127,7 @@ def environment(
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        auto_reload=False,  # templates compiled once per process
     )
     env.filters["xml_text"] = xml_text
     env.filters["xml_attr"] = xml_attr
