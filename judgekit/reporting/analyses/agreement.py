@@ -128,11 +128,10 @@ def agreement_analysis(
     ])  # fmt: skip
     result.tables["kappa_family"] = kappas.assign(human_labels=study.labels_source)
     result.lines += figure_notes(kappas, [*KEYS, "kappa"])
-    shown = ["rubric", "judge", "variant", "run"]  # what every row shares is said in the title
-    if pairs:
+    if pairs:  # what every row shares is said in the figure's title
         result.figures["agreement_kappa_forest"] = plots.plot_kappa_forest(
             kappas.rename(columns={"kappa": "weighting"}),
-            label=[*shown, "weighting"],
+            label=[*KEYS, "weighting"],
             colour_by="weighting",
             xlabel="Cohen's kappa, judge vs human (95% CI)",
         )
@@ -165,7 +164,7 @@ def agreement_analysis(
     ])  # fmt: skip
     result.tables["confusion"] = confusion
     if pairs:  # at most 9 in tall a page
-        pages = plots.plot_confusion_pages(confusion, panel=shown)
+        pages = plots.plot_confusion_pages(confusion, panel=KEYS)
         result.figures.update(_pages("agreement_confusion", pages))
 
     with_models = [n for n in pairs if "answer_model" in long[n].columns]
