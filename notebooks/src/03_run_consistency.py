@@ -6,7 +6,8 @@
 # deterministic, so this measures how far a single run can be trusted. Per judge and rubric:
 # the share of items scored identically in every run (seed 004 asks for 100%), the mean flip
 # rate, and Fleiss' kappa and Krippendorff's alpha with runs as raters. Rows are keyed by
-# rubric, judge and prompt variant (`judgekit report` compares the runs of every variant).
+# rubric, judge and prompt variant (`judgekit report` compares the runs of every variant). The
+# computation is `judgekit.reporting.analyses.consistency.consistency_analysis`.
 
 # %% tags=["parameters"]
 judgments_path: str = ""  # study folder or judgments table; empty: config.RUNS_DIR / "judging"
@@ -20,20 +21,10 @@ figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
 output_dir: str = ""  # folder for tables; empty: STUDY/report/tables/run_consistency
 
 # %%
-
-from dataclasses import replace
-from functools import partial
-
-import pandas as pd
 from IPython.display import display
 
-from judgekit import plots
-from judgekit.data import write_table
-from judgekit.data.tidy import rater_table, shared_scored_items
-from judgekit.reporting.combinations import combinations, label, selected
-from judgekit.stats import CI, Columns
-from judgekit.stats.consistency import run_consistency
-from judgekit.study.folder import figure_notes, open_report
+from judgekit.reporting.analyses.consistency import KEYS, consistency_analysis
+from judgekit.study.folder import open_report
 from judgekit.study.parameters import check_parameters
 
 check_parameters(globals(), "03_run_consistency")  # stops at an unknown parameter
@@ -41,65 +32,36 @@ check_parameters(globals(), "03_run_consistency")  # stops at an unknown paramet
 study, figures, tables = open_report(
     "run_consistency", judgments_path, figures_dir=figures_dir, output_dir=output_dir
 )
-verdicts = selected(study.verdicts, variant)
-KEYS = ["rubric", "judge", "variant"]  # the runs of each combination are compared
-judged_runs = verdicts.groupby(KEYS, sort=False)["run"].nunique()
-print(f"runs judged per {' / '.join(KEYS)}: {judged_runs.to_dict()}")
-assert judged_runs.max() >= 2, "run consistency needs a judgments table with runs >= 2"
+result = consistency_analysis(
+    study, variant=variant, target=target, ci_method=ci_method, n_boot=n_boot, seed=seed
+)
+result.write(tables, figures)  # the figure shows below this cell
+for line in result.lines:
+    print(line)
 
 # %% [markdown]
 # ## Consistency per judge and rubric
+#
+# **Figure `consistency_flip_rates`: how often an item's score changed across runs.** For each
+# judge and rubric, the share of items by flip rate (the share of runs that differ from the
+# item's most common score); the legend gives the share of items scored identically in every
+# run. Items without a usable score in some run count as not identical in the headline share;
+# the `share_identical_among_complete` row leaves them out.
 
 # %%
-# With a cluster column, each figure is computed again with whole questions resampled (below).
-summaries, per_item, clustered_rows = [], [], []
-by_question = Columns(rater="run", cluster=study.cluster)  # the study names its cluster
-interval = CI(ci_method, n_boot=n_boot, seed=seed)
-for combination, judged in combinations(verdicts, KEYS):
-    panel = label(combination)
-    runs = sorted(pd.unique(judged["run"]))
-    rows = rater_table(judged, rubric=combination["rubric"], rater="judge")
-    if len(runs) < 2 or shared_scored_items(rows, runs, rater_col="run") < 2:
-        print(f"skipped {panel}: fewer than two items scored in each of two or more runs")
-        continue
-    scale = study.rubric(combination["rubric"]).scale
-    consistency = partial(run_consistency, rows, scale=scale, target=target)
-    result = consistency(ci=interval)
-    summaries.append(result.summary.assign(**combination))
-    per_item.append(result.per_item.assign(**combination, panel=panel))
-    if study.cluster:
-        clustered = consistency(ci=replace(interval, method="percentile"), columns=by_question)
-        clustered_rows.append(clustered.summary.assign(**combination))
-summary = pd.concat(summaries, ignore_index=True) if summaries else pd.DataFrame()
-items = pd.concat(per_item, ignore_index=True) if per_item else pd.DataFrame()
-write_table(summary, tables / "consistency_summary.csv")
-write_table(items, tables / "consistency_per_item.csv")
+summary, items = result.tables["consistency_summary"], result.tables["consistency_per_item"]
 display(summary)
-for line in figure_notes(summary, [*KEYS, "statistic"]):
-    print(line)
-if summaries:
+if not summary.empty:
     shares = summary[summary["statistic"] == "share_identical"]
     assert shares["estimate"].between(0, 1).all()
     assert (shares["estimate"] >= min_expected_identical).all(), shares["estimate"]
     assert items["flip_rate"].dropna().between(0, 1).all()
 
-# %%
-if summaries:
-    fig = plots.plot_consistency(items, panel=KEYS)
-    saved = plots.save_figure(fig, "consistency_flip_rates", folder=figures)
-
-# %% [markdown]
-# **Figure: how often an item's score changed across runs.** For each judge and rubric, the
-# share of items by flip rate (the share of runs that differ from the item's most common
-# score); the legend gives the share of items scored identically in every run. Items without
-# a usable score in some run count as not identical in the headline share; the
-# `share_identical_among_complete` row leaves them out.
-
 # %% [markdown]
 # ## The items that moved
 
 # %%
-if per_item:
+if not items.empty:
     moved = items[items["flip_rate"] > 0].sort_values("flip_rate", ascending=False)
     display(moved[[*KEYS, "item", "n_runs", "n_distinct", "modal_score", "flip_rate"]])
 
@@ -110,10 +72,7 @@ if per_item:
 # design effect is the clustered interval's width over the item-resampling one.
 
 # %%
-clustered = pd.concat(clustered_rows, ignore_index=True) if clustered_rows else pd.DataFrame()
-write_table(clustered, tables / "consistency_summary_clustered.csv")
-if clustered.empty:
-    print("the study's items share no question: the intervals above treat items as independent")
-else:
+clustered = result.tables["consistency_summary_clustered"]
+if not clustered.empty:
     shown = [*KEYS, "statistic", "estimate", "ci_low", "ci_high", "design_effect"]
     display(clustered[clustered["design_effect"].notna()][shown])
