@@ -57,6 +57,35 @@ def in_order(tmp_path_factory: pytest.TempPathFactory) -> Study:
     return _judged(tmp_path_factory.mktemp("in_order"))
 
 
+@pytest.fixture(scope="module")
+def unlabelled(tmp_path_factory: pytest.TempPathFactory) -> Study:
+    folder = tmp_path_factory.mktemp("unlabelled")
+    items = _items(folder / "items.csv")
+    with run_simulator(SimulatorConfig(oracle=ORACLE, position_drift=0.8)) as sim:
+        command = [
+            str(items),
+            "--rubric",
+            "riddle_accuracy",
+            "--no-labels",
+            "--batch-size",
+            "4",
+            "--runs",
+            "2",
+            "--shuffle-seed",
+            "7",
+            "--study",
+            str(folder / "study"),
+            "--provider",
+            "simulator",
+            "--model",
+            "sim-judge",
+            "--base-url",
+            sim.base_url,
+        ]
+        assert main(["judge", *command]) == 0  # fmt: skip
+    return load_study(folder / "study")
+
+
 def _first_asks(study: Study, run: int) -> pd.DataFrame:
     """The run's rows scored at the first ask, with their human score."""
     rows = study.judgments
@@ -155,3 +184,22 @@ def test_rejudging_per_batch_size_agrees_with_an_exact_judge(
     assert (tmp_path / "responses.sqlite").is_file()
     assert f"judge model: sim-judge; {N_ITEMS} items at sizes [2, 8]" in result.lines
     assert list(result.figures)[-1] == "batch_size_riddle_accuracy"
+
+
+def test_without_labels_a_human_adjustment_is_skipped_and_the_item_one_still_runs(
+    unlabelled: Study,
+) -> None:
+    result = batch_effects_analysis(unlabelled, run=0)
+    assert result.skipped == [
+        f"skipped position effects (riddle_accuracy · base · run {run}): no human labels, which "
+        "adjust='human' needs (adjust='item' compares each item with itself)"
+        for run in (1, 2)
+    ]
+    assert result.tables == {} and result.figures == {}
+    # item fixed effects need no label; within one run each item sits at one place only
+    by_item = batch_effects_analysis(unlabelled, run=0, adjust="item")
+    assert by_item.skipped == []
+    effects = by_item.tables["position_effects"]
+    assert len(effects) == 4 and (effects["adjust"] == "item").all()
+    assert effects["note"].str.contains("shuffle the runs").all()
+    assert (by_item.tables["position_profile"]["outcome"] == "score - item mean").all()

@@ -87,8 +87,9 @@ for line in result.lines:
 # %%
 shown = ["rubric", "variant", "run", "group", "term", "estimate", "ci_low", "ci_high"]
 shown += ["design_effect", "p_value", "p_adjusted", "p_adjust", "span", "n", "n_dropped", "note"]
-display(result.tables["position_effects"][shown])
-display(result.tables["leniency_drift_verdicts"])
+if "position_effects" in result.tables:  # none: the skipped lines above say why
+    display(result.tables["position_effects"][shown])
+    display(result.tables["leniency_drift_verdicts"])
 for name, figure in result.figures.items():
     if name.startswith("position_effect"):
         display(figure)

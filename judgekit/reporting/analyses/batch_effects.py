@@ -106,9 +106,16 @@ def batch_effects_analysis(
     cluster = study.cluster  # the study names its cluster column (None: the item)
     result.say(f"standard errors clustered on {cluster or 'the item'!r}")
     by_question = Columns(item="item_id", cluster=cluster)
-    effects = _position_effects(result, judgments, parts, human, adjust, p_adjust, tolerance,
-                                by_question)  # fmt: skip
-    _position_profiles(result, parts, human, effects)
+    analysed = dict(parts)
+    for name, (combination, _) in parts.items():
+        if adjust != "item" and human[combination["rubric"]].empty:
+            result.skip(f"position effects ({name})", f"no human labels, which adjust={adjust!r} "
+                        "needs (adjust='item' compares each item with itself)")  # fmt: skip
+            del analysed[name]
+    if analysed:
+        effects = _position_effects(result, judgments, analysed, human, adjust, p_adjust,
+                                    tolerance, by_question)  # fmt: skip
+        _position_profiles(result, analysed, human, effects)
 
     if batch_sizes:
         if not (rubric and variant):
@@ -132,6 +139,11 @@ def batch_effects_analysis(
     return result
 
 
+def _scores(human: dict[str, pd.Series], rubric: str) -> pd.Series | None:
+    """The rubric's human scores; None when it has none (adjust="item" then needs none)."""
+    return human[rubric] if len(human[rubric]) else None
+
+
 def _position_effects(
     result: Analysis,
     judgments: pd.DataFrame,
@@ -145,7 +157,7 @@ def _position_effects(
     """The slopes on position and batch number, and their drift verdicts (both tables)."""
     effects = []
     for combination, rows in parts.values():
-        scores = human[combination["rubric"]]
+        scores = _scores(human, combination["rubric"])
         by_item = position_effects(rows, scores, adjust=adjust, group_col="judge")
         clustered = position_effects(
             rows, scores, adjust=adjust, group_col="judge", columns=by_question
@@ -197,7 +209,7 @@ def _position_profiles(
 
     profiles = []
     for name, (combination, rows) in parts.items():
-        profile = position_profile(rows, human[combination["rubric"]], group_col="judge")
+        profile = position_profile(rows, _scores(human, combination["rubric"]), group_col="judge")
         profiles.append(profile.assign(**combination))
         scored_rows, positions = int(profile["n"].sum()), profile["value"].nunique()
         if scored_rows < MIN_SCORED or positions < 2:
