@@ -22,7 +22,9 @@ def step(notebook: str) -> Callable[[Callable[..., Analysis]], Callable[..., Ana
 
 # each step module registers itself on import (after `step` exists)
 from judgekit.reporting.analyses import agreement as _agreement  # noqa: E402, F401
+from judgekit.reporting.analyses import batch_effects as _batch_effects  # noqa: E402, F401
 from judgekit.reporting.analyses import consistency as _consistency  # noqa: E402, F401
+from judgekit.reporting.analyses import distributions as _distributions  # noqa: E402, F401
 from judgekit.reporting.analyses import pairwise as _pairwise  # noqa: E402, F401
 from judgekit.reporting.analyses import paraphrase as _paraphrase  # noqa: E402, F401
 
