@@ -21,6 +21,8 @@ def step(notebook: str) -> Callable[[Callable[..., Analysis]], Callable[..., Ana
 
 
 # each step module registers itself on import (after `step` exists)
+from judgekit.reporting.analyses import human_labels as _human_labels  # noqa: E402, F401
 from judgekit.reporting.analyses import pairwise as _pairwise  # noqa: E402, F401
+from judgekit.reporting.analyses import panel as _panel  # noqa: E402, F401
 
 __all__ = ["ANALYSES", "Analysis", "step"]
