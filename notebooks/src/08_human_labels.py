@@ -32,55 +32,19 @@ figures_dir: str = ""  # folder for figures; empty: STUDY/report/figures
 output_dir: str = ""  # folder for tables; empty: STUDY/report/tables/human_labels
 
 # %%
-import pandas as pd
+import matplotlib.pyplot as plt
 from IPython.display import display
 
-from judgekit import config, plots
-from judgekit.data import write_table
-from judgekit.labels import (
-    calibration_record,
-    describe_calibration,
-    disagreements,
-    inter_human_agreement,
-    rubric_version,
-    write_calibration,
-)
-from judgekit.labels.table import describe_human_labels, label_conflicts
-from judgekit.plots import plot_planner, plot_ppi_study
-from judgekit.riddles import riddles_v2_wide
-from judgekit.stats import CI, corrected_means, coverage_summary, plan_kappa_halfwidth, ppi_coverage
-from judgekit.stats.agreement import cohen_kappa
-from judgekit.study.folder import figure_notes, open_report
-from judgekit.study.labelling import labelling_items, study_items, study_plan
+from judgekit.labels import describe_calibration, write_calibration
+from judgekit.reporting.analyses.human_labels import calibration, human_labels_analysis
+from judgekit.study.folder import open_report
 from judgekit.study.parameters import check_parameters
-from judgekit.types import UsageError
 
 check_parameters(globals(), "08_human_labels")  # stops at an unknown parameter
 
 study, figures, tables = open_report(
     "human_labels", judgments_path, figures_dir=figures_dir, output_dir=output_dir, replies=True
 )  # the judge's reasons are for the disagreement review below, never for the labeller
-plan, about = study_plan(study, n_labels or None, seed, rubric_name)
-rubric = study.rubric(str(plan["rubric"].iloc[0]))
-levels = rubric.scale.allowed
-print(f"{about}; rubric {rubric.name} {levels}")  # the plan itself is not shown: it is not blind
-
-# %%
-precision = plan_kappa_halfwidth(
-    plan["judge_score"].astype(float).to_numpy(),
-    levels,
-    sorted({10, 20, 30, 50, 100, len(plan)}),
-    expected_kappa=expected_kappa,
-    seed=seed,
-)
-write_table(precision, tables / "planner.csv")
-fig = plot_planner(precision, chosen=len(plan))
-saved = plots.save_figure(fig, "labels_planner", folder=figures)
-
-# %% [markdown]
-# **Figure: how wide the judge-versus-human kappa interval will be.** Simulated from the
-# judge's score distribution on the planned items, assuming the stated agreement; the orange
-# dot is the planned label count.
 
 # %% [markdown]
 # ## Label blind
@@ -96,40 +60,56 @@ saved = plots.save_figure(fig, "labels_planner", folder=figures)
 if labeller:
     from judgekit.labels.session import LabellingSession
     from judgekit.labels.widget import LabellingPause, LabelWidget
+    from judgekit.study.labelling import labelling_items, study_plan
 
+    plan, about = study_plan(study, n_labels or None, seed, rubric_name)
+    print(about)  # the plan itself is not shown: it is not blind
+    rubric = study.rubric(str(plan["rubric"].iloc[0]))
     to_label = labelling_items(study, plan, dataset_path)
     display(LabelWidget(LabellingSession(to_label, rubric, study.folder.long_labels, labeller)))
     raise LabellingPause("labelling: the analysis below waits until `labeller` is empty")
 
 # %% [markdown]
-# ## Every human label, and where raters differ
+# ## The plan, every human label, the judges against each rater, corrected means
+#
+# The computation is `judgekit.reporting.analyses.human_labels.human_labels_analysis`; the
+# lines below say what it planned, whose labels each part used and what it skipped.
 
 # %%
-human = study.human[study.human["rubric"] == rubric.name]
-print(f"human labels of {rubric.name}: {describe_human_labels(human)}")
-stale = sorted(set(human["rubric_version"].dropna()) - {rubric_version(rubric), ""})
-if stale:
-    print(f"warning: some labels were made with another version of the rubric: {stale}")
-scored = human[human["status"] == "ok"]
-if scored.empty:
-    raise UsageError(
-        f"no scored labels for {rubric.name} in {study.folder.root} yet: label with "
-        f"`judgekit label {study.folder.root} --labeller NAME`, then run this again"
-    )
-conflicts = label_conflicts(human)
-write_table(conflicts, tables / "label_conflicts.csv")
-if conflicts.empty:
-    print("no item was scored differently by two raters")
-else:
-    print(f"{len(conflicts)} item(s) scored differently by two raters (none is resolved):")
-    display(conflicts)
-interval = CI("bca", n_boot=n_boot, seed=seed)  # every kappa interval here
-between_people = inter_human_agreement(human, levels, ci=interval)
-if between_people.empty:
-    print("one rater only: no inter-human agreement (the ceiling for the judge) yet")
-else:
-    display(between_people)
-saved = write_table(between_people, tables / "inter_human_agreement.csv")
+result = human_labels_analysis(
+    study,
+    dataset_path=dataset_path,
+    rubric_name=rubric_name,
+    n_labels=n_labels,
+    seed=seed,
+    expected_kappa=expected_kappa,
+    n_boot=n_boot,
+    coverage_check=coverage_check,
+    scores_path=scores_path,
+    ppi_labels=ppi_labels,
+    n_subsamples=n_subsamples,
+)
+saved = result.write(tables, figures)
+for line in result.lines:
+    print(line)
+for figure in result.figures.values():
+    plt.close(figure)  # each is shown in its section
+display(result.figures["labels_planner"])
+
+# %% [markdown]
+# **Figure: how wide the judge-versus-human kappa interval will be.** Simulated from the
+# judge's score distribution on the planned items, assuming the stated agreement; the orange
+# dot is the planned label count.
+
+# %% [markdown]
+# ## Every human label, and where raters differ
+#
+# The items two raters scored differently (none is resolved), and every pair of raters.
+
+# %%
+for name in ("label_conflicts", "inter_human_agreement"):
+    if not result.tables[name].empty:
+        display(result.tables[name])
 
 # %% [markdown]
 # ## Every judge with each human rater
@@ -139,79 +119,14 @@ saved = write_table(between_people, tables / "inter_human_agreement.csv")
 # `judge` column says which judge, the `human_labels` column which rater each row used.
 
 # %%
-plan_model, variant, run = (
-    str(plan["judge"].iloc[0]),
-    str(plan["variant"].iloc[0]),
-    int(plan["run"].iloc[0]),
-)
-judge_column = "judge" if "judge" in study.verdicts.columns else "model"
-rubric_verdicts = study.verdicts[study.verdicts["rubric"] == rubric.name]
-panel = [str(j) for j in pd.unique(rubric_verdicts[judge_column].astype(str))]
-# The planned judge (the plan names its model): the one the sample and PPI check are drawn for.
-judge = str(
-    rubric_verdicts.loc[rubric_verdicts["model"] == plan_model, judge_column].astype(str).iloc[0]
-)
-print(f"judges of {rubric.name}: {', '.join(panel)} (planned with {judge})")
-
-
-def judge_rows(name: str) -> pd.DataFrame:
-    """One judge's verdicts on the plan's variant and run."""
-    mine = rubric_verdicts[rubric_verdicts[judge_column].astype(str) == name]
-    return mine[(mine["variant"] == variant) & (mine["run"] == run)]
-
-
-def versus(name: str, rater: str) -> pd.DataFrame:
-    """Quadratic kappa of one judge against one human rater."""
-    rows, theirs = judge_rows(name), scored[scored["labeller"] == rater]
-    long = pd.concat(
-        [
-            pd.DataFrame(
-                {"item": rows["item_id"], "rater": "judge", "score": rows["score"],
-                 "status": rows["status"]}
-            ),
-            pd.DataFrame(
-                {"item": theirs["item_id"], "rater": "human", "score": theirs["score"],
-                 "status": "ok"}
-            ),
-        ],
-        ignore_index=True,
-    )  # fmt: skip
-    return cohen_kappa(long, "judge", "human", scale=levels, weights="quadratic", ci=interval)
-
-
-raters = sorted(scored["labeller"].unique())
-judge_vs_human = pd.concat(
-    [
-        versus(j, r).assign(
-            statistic="kappa (quadratic)", rater_a=j, rater_b=r, judge=j, human_labels=r
-        )
-        for j in panel
-        for r in raters
-    ],
-    ignore_index=True,
-)
-display(judge_vs_human)
-for line in figure_notes(judge_vs_human, ["judge", "statistic", "rater_b"]):
-    print(line)
-saved = write_table(judge_vs_human, tables / "judge_vs_human.csv")
-verdicts = rubric_verdicts[rubric_verdicts[judge_column].astype(str) == judge]
-chosen = judge_rows(judge)
+display(result.tables["judge_vs_human"])
 
 # %% [markdown]
 # The items where the judge and the reference rater differ most, with the judge's reason and
 # raw reply, for every variant and run (filter the table by `variant` or `run`):
 
 # %%
-reference = study.labels[study.labels["rubric"] == rubric.name]
-print(f"reference rater: {study.labels_source}")
-items = study_items(study, dataset_path)
-context = items[[c for c in ("ID", "Question", "Answer") if c in items.columns]].rename(
-    columns={"ID": "item_id"}
-)
-reference_long = reference.assign(labeller="reference", status="ok")
-review = disagreements(verdicts, reference_long, context=context, top=10)
-display(review.assign(human_labels=study.labels_source))
-saved = write_table(review.assign(human_labels=study.labels_source), tables / "disagreements.csv")
+display(result.tables["disagreements"])
 
 # %% [markdown]
 # ## Correct: each model's mean score from all judge scores plus the labels
@@ -224,40 +139,7 @@ saved = write_table(review.assign(human_labels=study.labels_source), tables / "d
 # the reference rater's on the planned items; the `human_labels` column says whose.
 
 # %%
-tool = scored[scored["source"] == "labelling tool"]
-if len(tool):
-    ppi_rater = sorted(tool["labeller"])[0]
-    ppi_scores = tool[tool["labeller"] == ppi_rater].set_index("item_id")["score"]
-else:  # no one has labelled yet: the reference rater's labels of the planned items stand in
-    ppi_rater = f"{study.labels_source.split(' (')[0]} on the {len(plan)} planned items"
-    planned = reference[reference["item_id"].isin(plan["item_id"])]
-    ppi_scores = planned.set_index("item_id")["score"]
-print(f"labels used for PPI: {ppi_rater}")
-
-
-def ppi_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """One judge's scores per answering model, with the PPI labels where there are any."""
-    has_models = "answer_model" in rows.columns
-    models = rows["answer_model"].fillna("").astype(str) if has_models else "all answers"
-    return pd.DataFrame(
-        {
-            "model": models,
-            "judge_score": rows["score"].astype(float),
-            "human_score": rows["item_id"].map(ppi_scores),
-        }
-    )
-
-
-scale = (min(levels), max(levels))  # intervals past the scale are clipped, the note says so
-judge_and_human = ppi_frame(chosen)
-means = pd.concat(
-    [corrected_means(ppi_frame(judge_rows(j)), scale=scale).assign(judge=j) for j in panel],
-    ignore_index=True,
-).assign(human_labels=ppi_rater)
-display(means)
-for line in figure_notes(means, ["judge", "model", "estimator"]):
-    print(line)  # why a mean or an interval is missing (too few labels, or nothing left out)
-saved = write_table(means, tables / "corrected_means.csv")
+display(result.tables["corrected_means"])
 
 # %% [markdown]
 # ### Does it work? PPI on data whose every human score is known
@@ -269,48 +151,10 @@ saved = write_table(means, tables / "corrected_means.csv")
 # on 600 answers), this study (when its reference rater scored every item), or none.
 
 # %%
-if coverage_check == "riddles":
-    wide = riddles_v2_wide(scores_path or config.DATA_DIR / "riddles_v2_scores.csv")
-    checked = {
-        name: pd.DataFrame(
-            {
-                "model": wide["model"],
-                "judge_score": wide[f"accuracy_{name}"].astype(float),
-                "human_score": wide["accuracy_Human"].astype(float),
-            }
-        )
-        for name in ("Perplexity", "GPT", "Gemini", "Claude")
-    }
-elif coverage_check == "study":
-    full = reference.set_index("item_id")["score"]
-    checked = {judge: judge_and_human.assign(human_score=chosen["item_id"].map(full)).dropna()}
-elif coverage_check == "none":
-    checked = {}
-else:
-    raise UsageError(f"coverage_check {coverage_check!r}: use riddles, study or none")
-enough = {j: d for j, d in checked.items() if len(d) >= 2 * ppi_labels}
-for name in sorted(set(checked) - set(enough)):
-    print(f"coverage check skipped for {name}: fewer than {2 * ppi_labels} fully labelled items")
-runs = {
-    name: ppi_coverage(data, n_labels=ppi_labels, n_subsamples=n_subsamples, seed=seed)
-    for name, data in enough.items()
-}
-if runs:
-    summary = pd.concat(
-        [coverage_summary(c).assign(judge=j) for j, c in runs.items()], ignore_index=True
-    )
+if "ppi_coverage" in result.tables:  # none run: its line above
+    summary = result.tables["ppi_coverage"]
     display(summary.pivot_table(index=["judge", "model"], columns="estimator", values="coverage"))
-    write_table(summary, tables / "ppi_coverage.csv")
-    pooled = {j: c[c["estimator"] == "ppi"]["covered"].mean() for j, c in runs.items()}
-    print(
-        "PPI coverage pooled over models: " + ", ".join(f"{j} {v:.3f}" for j, v in pooled.items())
-    )
-    example_judge = "Gemini" if "Gemini" in runs else next(iter(runs))
-    example = runs[example_judge][runs[example_judge]["subsample"] == 0]
-    fig = plot_ppi_study(example, summary[summary["estimator"] == "ppi"])
-    saved = plots.save_figure(fig, f"labels_ppi_{coverage_check}", folder=figures)
-else:
-    print("no coverage check run")
+    display(result.figures[f"labels_ppi_{coverage_check}"])
 
 # %% [markdown]
 # **Figure: a few labels plus a judge recover the human means.** Left: one subsample of
@@ -327,14 +171,7 @@ else:
 # the rendered prompt. The report notebooks print it and warn when any of these changed since.
 
 # %%
-record = calibration_record(
-    judge_model=plan_model,
-    endpoint=endpoint,
-    rubric=rubric,
-    variant=variant,
-    labels=scored,
-    agreement=pd.concat([judge_vs_human, between_people], ignore_index=True),
-)
+record = calibration(study, result, rubric_name=rubric_name, seed=seed, endpoint=endpoint)
 written = write_calibration(record, study.folder.root / "calibration.json")
 print(describe_calibration(record))
 print(f"-> {written}")

@@ -25,7 +25,9 @@ from judgekit.reporting.analyses import agreement as _agreement  # noqa: E402, F
 from judgekit.reporting.analyses import batch_effects as _batch_effects  # noqa: E402, F401
 from judgekit.reporting.analyses import consistency as _consistency  # noqa: E402, F401
 from judgekit.reporting.analyses import distributions as _distributions  # noqa: E402, F401
+from judgekit.reporting.analyses import human_labels as _human_labels  # noqa: E402, F401
 from judgekit.reporting.analyses import pairwise as _pairwise  # noqa: E402, F401
+from judgekit.reporting.analyses import panel as _panel  # noqa: E402, F401
 from judgekit.reporting.analyses import paraphrase as _paraphrase  # noqa: E402, F401
 
 __all__ = ["ANALYSES", "Analysis", "step"]
