@@ -4,7 +4,8 @@ A report step is a function ``step(study, **parameters) -> Analysis`` (registere
 :data:`judgekit.reporting.analyses.ANALYSES` under its notebook's name). Its notebook, which
 ``judgekit report`` and ``judgekit verify`` execute, calls it, writes what it returns and shows
 it; a script or a test calls the same function, so a table is computed one way wherever it is
-read. Step 10 (pairwise) is one so far; the other steps still compute in their notebooks.
+read. Steps 02-05 and 07-10 are functions; 01 judges and 06 (the riddles study reproduced
+from its shipped data) computes in its notebook.
 """
 
 from __future__ import annotations
