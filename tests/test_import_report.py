@@ -11,6 +11,7 @@ import pytest
 from judgekit.cli.main import main
 from judgekit.rubrics.imported import ImportedRubric
 from judgekit.study.folder import load_study
+from judgekit.study.scored import NO_SCALE
 from judgekit.types import Item, Scale, UsageError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
@@ -129,3 +130,25 @@ def test_an_import_without_a_scale_skips_the_steps_that_read_one(tmp_path: Path)
                  "--scale", "0-1"]) == 0  # fmt: skip
     planned = {s.notebook: s for s in plan_report(read_contents(again))}
     assert "no known scale" not in planned["05_distributions_and_bias"].skipped
+
+
+def test_a_rubric_without_a_scale_beside_a_scaled_one_is_left_out_and_the_rest_reports(
+    tmp_path: Path,
+) -> None:
+    """inspect_ai (no scale) and FastChat (1-10) in one study: the scored steps report mt_bench."""
+    from judgekit.reporting.analyses import ANALYSES
+    from judgekit.reporting.report import plan_report, read_contents
+    from judgekit.study.scored import scored_study
+
+    study = _study(tmp_path)
+    source = FIXTURES / "inspect_popularity.json"
+    assert main(["import", "--from", "inspect_ai", str(source), "--study", str(study)]) == 0
+    steps = {s.notebook: s for s in plan_report(read_contents(study))}
+    for name in ("02_human_agreement", "05_distributions_and_bias"):
+        assert steps[name].skipped == "", name
+        assert {c["rubric"] for c in steps[name].covers} == {"mt_bench"}, name
+    scored, lines = scored_study(load_study(study))
+    assert set(scored.judgments["rubric"]) == {"mt_bench"}
+    assert lines == [f"skipped rubric popularity: it {NO_SCALE}"]
+    result = ANALYSES["05_distributions_and_bias"](scored)
+    assert set(result.tables["score_coverage"]["rubric"]) == {"mt_bench"}

@@ -23,7 +23,7 @@ from judgekit.reporting.report import plan_report, read_contents
 from judgekit.sharing.replay import check_judgments, judging_records
 from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.study.folder import load_study
-from judgekit.study.pairwise import without_pairwise
+from judgekit.study.scored import without_pairwise
 
 PAIRWISE = ("arena_hard", "mtbench_pairwise")
 

@@ -41,7 +41,8 @@ from judgekit.study.folder import (
     reference_labels,
     study_human_labels,
 )
-from judgekit.study.rubrics import study_rubric
+from judgekit.study.rubrics import NoScale, study_rubric
+from judgekit.study.scored import NO_SCALE
 from judgekit.types import Status, UsageError
 
 
@@ -197,9 +198,7 @@ def _without_scale(contents: StudyContents) -> list[str]:
     for name in sorted(set(contents.combinations()["rubric"].astype(str))):
         try:
             study_rubric(contents.folder, name)
-        except UsageError as error:
-            if "nor its scale" not in str(error):
-                raise
+        except NoScale:
             missing.append(name)
     return missing
 
@@ -208,19 +207,22 @@ def plan_report(contents: StudyContents) -> list[ReportStep]:
     """The notebooks to run on the study, with parameters, in order (skips say why).
 
     Every notebook covers every (rubric, variant, judge, run) judged into the study that it can
-    analyse (``variant=""``, ``run=0``: all of them); ``covers`` lists them. When no judged
-    rubric has a known scale (an inspect_ai import without ``--scale``), the steps that read
-    it are skipped with one line.
+    analyse (``variant=""``, ``run=0``: all of them); ``covers`` lists them. The steps that read
+    a scale leave out the rubrics whose scale the study does not know (an inspect_ai import
+    without ``--scale``): planned without them, or skipped with one line when none is left.
     """
     steps = _planned(contents)
-    judged = set(contents.combinations()["rubric"].astype(str))
     unscaled = _without_scale(contents)
-    if not unscaled or len(unscaled) < len(judged):
+    if not unscaled:
         return steps
-    why = (f"rubric {', '.join(unscaled)} has no known scale (imported without one); import "
-           "again with --scale MIN-MAX")  # fmt: skip
-    return [replace(s, skipped=why) if s.notebook in NEEDS_SCALE and not s.skipped else s
-            for s in steps]  # fmt: skip
+    judged = contents.judged[~contents.judged["rubric"].isin(unscaled)].reset_index(drop=True)
+    scaled = replace(contents, judged=judged, labelled=contents.labelled - set(unscaled))
+    if judged["rubric"].isin(contents.pairwise).all():
+        why = f"rubric {', '.join(unscaled)} {NO_SCALE}"
+        return [replace(s, skipped=why) if s.notebook in NEEDS_SCALE and not s.skipped else s
+                for s in steps]  # fmt: skip
+    planned = {s.notebook: s for s in _planned(scaled)}
+    return [planned[s.notebook] if s.notebook in NEEDS_SCALE else s for s in steps]
 
 
 def _planned(contents: StudyContents) -> list[ReportStep]:

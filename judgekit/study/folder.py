@@ -408,7 +408,8 @@ def open_report(
     """The opening of a report notebook: the plot style, its study and its output folders.
 
     A step that scores single answers (``pairwise=False``) gets the study without its pairwise
-    rubrics and prints one ``skipped`` line for each (10_pairwise reports them).
+    rubrics and those it knows no scale of, and prints one ``skipped`` line for each
+    (:func:`judgekit.study.scored.scored_study`).
 
     Args:
         name: The notebook's default table folder under ``config.RUNS_DIR``.
@@ -427,12 +428,11 @@ def open_report(
     plots.apply_style()
     study = load_study(judgments_path or config.RUNS_DIR / "judging", labels_path, replies=replies)
     if not pairwise:
-        from judgekit.study.pairwise import without_pairwise
+        from judgekit.study.scored import scored_study
 
-        study, left_out = without_pairwise(study)
-        for name in left_out:
-            print(f"skipped pairwise rubric {name}: this step scores single answers (see "
-                  "10_pairwise)")  # fmt: skip
+        study, left_out = scored_study(study)
+        for line in left_out:
+            print(line)
     figures, tables = output_folders(figures_dir, output_dir, name, study.folder.report)
     return study, figures, tables
 

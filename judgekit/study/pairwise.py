@@ -129,32 +129,3 @@ def pair_labels(study: Study, rubric: str | None = None) -> pd.DataFrame:
         },
         columns=columns,
     ).reset_index(drop=True)
-
-
-def without_pairwise(study: Study) -> tuple[Study, list[str]]:
-    """The study without its pairwise rubrics, and their names (the direct steps score answers).
-
-    Raises:
-        UsageError: For a study whose every judged rubric is pairwise.
-    """
-    from dataclasses import replace
-
-    names = study.pairwise_rubrics()
-    if not names:
-        return study, []
-    if set(study.judgments["rubric"].astype(str)) <= set(names):
-        raise UsageError(
-            f"the study's rubrics are pairwise ({', '.join(names)}): open 10_pairwise, which "
-            "reports them"
-        )
-
-    def kept(frame: pd.DataFrame) -> pd.DataFrame:
-        return frame[~frame["rubric"].astype(str).isin(names)].reset_index(drop=True)
-
-    direct = replace(
-        study,
-        judgments=kept(study.judgments),
-        verdicts=kept(study.verdicts),
-        labels=kept(study.labels),
-    )
-    return direct, names

@@ -25,6 +25,10 @@ from judgekit.study.record import KEPT_RUBRICS
 from judgekit.types import Scale, UsageError
 
 
+class NoScale(UsageError):
+    """A rubric the study neither packages, keeps a copy of, nor imported with a scale."""
+
+
 class Folder(Protocol):
     """A study folder's layout (:class:`judgekit.study.folder.StudyFolder`)."""
 
@@ -110,8 +114,9 @@ def study_rubric(folder: Folder, name: str) -> JinjaRubric:
     loaded with the command's ``column_map`` and ``format_reminder``.
 
     Raises:
-        UsageError: For a name neither recorded, imported nor packaged, a missing copy, or a
-            copied file whose hash differs from the one recorded (one line naming the file).
+        NoScale: For a name neither recorded, imported with a scale nor packaged.
+        UsageError: For a missing copy, or a copied file whose hash differs from the one
+            recorded (one line naming the file).
     """
     kept = rubric_record(folder, name)
     source = str(kept.get("source") or name)
@@ -122,7 +127,7 @@ def study_rubric(folder: Folder, name: str) -> JinjaRubric:
         imported = imported_rubric(folder, name)
         if imported is not None:
             return imported
-        raise UsageError(
+        raise NoScale(
             f"rubric {name!r}: {folder.manifest} records no copy of it nor its scale (an import "
             "records it when the source or --scale states one) and judgekit packages no rubric "
             "of that name; judge the study again with --rubric FILE_OR_FOLDER"
