@@ -14,7 +14,6 @@ from judgekit.labels import (
     calibration_record,
     disagreements,
     inter_human_agreement,
-    labels_from_column,
     read_calibration,
     read_labels_table,
     record_label,
@@ -91,16 +90,17 @@ def test_labels_file_is_plain_utf8_csv_rewritten_per_label(tmp_path, rubric) -> 
     assert leftovers == set()  # no temporary file left behind
 
 
-def test_labels_from_a_dataset_column_and_a_spreadsheet_bom(tmp_path, rubric) -> None:
-    items = _items(3).assign(Human=[5, None, 0])
-    labels = labels_from_column(items, "Human", labeller="dataset", rubric=rubric)
-    assert list(labels["status"]) == ["ok", "skip", "ok"]
+def test_a_labels_table_saved_by_a_spreadsheet_with_a_bom_reads(tmp_path, rubric) -> None:
+    labels = pd.DataFrame({
+        "item_id": ["q0", "q1", "q2"], "labeller": "dataset", "score": ["5", "", "0"],
+        "status": ["ok", "skip", "ok"], "note": "", "labelled_at": "2026-01-01T00:00:00+00:00",
+        "rubric": rubric.name, "rubric_version": rubric_version(rubric),
+    })[list(LABEL_TABLE_COLUMNS)]  # fmt: skip
     path = tmp_path / "labels.csv"
-    text = labels.assign(score=["5", "", "0"]).to_csv(index=False)
-    path.write_text("\ufeff" + text, encoding="utf-8")  # as a spreadsheet may save it
-    assert list(read_labels_table(path)["item_id"]) == ["q0", "q1", "q2"]
-    with pytest.raises(UsageError, match="'Missing'"):
-        labels_from_column(items, "Missing", labeller="x", rubric=rubric)
+    path.write_text("\ufeff" + labels.to_csv(index=False), encoding="utf-8")  # as Excel saves
+    back = read_labels_table(path)
+    assert list(back["item_id"]) == ["q0", "q1", "q2"]
+    assert list(back["status"]) == ["ok", "skip", "ok"]
 
 
 def test_a_score_only_goes_with_status_ok(tmp_path, rubric) -> None:

@@ -4,7 +4,7 @@ from judgekit.engine.client import JudgeCallError, OpenAIJudge
 from judgekit.engine.conversation import ContextBudgetError
 from judgekit.engine.modes import MODES, Mode, register_mode
 from judgekit.engine.options import JudgeOptions
-from judgekit.engine.ordering import order_items, position_spread
+from judgekit.engine.ordering import order_items
 from judgekit.engine.plan import RunPlan
 from judgekit.engine.providers import (
     GENERIC,
@@ -47,7 +47,6 @@ __all__ = [
     "get_provider",
     "judge",
     "order_items",
-    "position_spread",
     "preview",
     "register_mode",
     "resolve_api_key",

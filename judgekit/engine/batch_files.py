@@ -85,11 +85,6 @@ def encoded_lines(pending: Iterable[PendingRequest]) -> Iterator[bytes]:
         yield (json.dumps(batch_line(p), ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def batch_lines(pending: Iterable[PendingRequest]) -> list[dict[str, Any]]:
-    """One Batch API input line per request, in a stable order."""
-    return [batch_line(p) for p in sorted(pending, key=lambda p: p.custom_id)]
-
-
 def write_batch_jsonl(pending: Iterable[PendingRequest], path: str | Path) -> Path:
     """Write the Batch API input file for ``pending`` (atomically, line by line); its path."""
 

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 import numpy as np
-import pandas as pd
 
 T = TypeVar("T")
 
@@ -37,36 +36,3 @@ def order_items(items: Sequence[T], run: int, shuffle_seed: int | None) -> list[
     if shuffle_seed is None:
         return list(items)
     return [items[index] for index in run_permutation(len(items), run, shuffle_seed)]
-
-
-def position_spread(
-    judgments: pd.DataFrame, *, by: Sequence[str] = ("variant",), first_ask_only: bool = True
-) -> pd.DataFrame:
-    """Where each item sat across runs: how many distinct positions and batches it saw.
-
-    Args:
-        judgments: The table ``judge()`` returns (``item_id``, ``run``, ``attempt``,
-            ``batch_index``, ``position`` and the ``by`` columns).
-        by: Columns that separate independent orders (the variant by default).
-        first_ask_only: Keep rows settled at the first ask only (a re-asked row's ``position``
-            is its place in the re-ask request, not in the original batch).
-
-    Returns:
-        One row per item and ``by`` group: ``runs``, ``distinct_positions``,
-        ``distinct_batches``, ``min_position``, ``max_position``.
-    """
-    needed = ["item_id", "run", "attempt", "batch_index", "position", *by]
-    missing = [column for column in needed if column not in judgments.columns]
-    if missing:
-        raise ValueError(f"position_spread: missing column(s) {missing}")
-    rows = judgments[judgments["position"].notna()]
-    if first_ask_only:
-        rows = rows[rows["attempt"] == 1]
-    grouped = rows.groupby([*by, "item_id"], sort=True)
-    return grouped.agg(
-        runs=("run", "nunique"),
-        distinct_positions=("position", "nunique"),
-        distinct_batches=("batch_index", "nunique"),
-        min_position=("position", "min"),
-        max_position=("position", "max"),
-    ).reset_index()

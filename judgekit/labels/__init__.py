@@ -18,7 +18,6 @@ from judgekit.labels.select import LabellingPlan, select_for_labelling
 from judgekit.labels.table import (
     LABEL_STATUSES,
     LABEL_TABLE_COLUMNS,
-    labels_from_column,
     read_labels_table,
     record_label,
     rubric_version,
@@ -35,7 +34,6 @@ __all__ = [
     "describe_calibration",
     "disagreements",
     "inter_human_agreement",
-    "labels_from_column",
     "prompt_hash",
     "read_calibration",
     "read_labels_table",

@@ -178,37 +178,6 @@ def record_label(
     return updated
 
 
-def labels_from_column(
-    items: pd.DataFrame,
-    column: str,
-    *,
-    labeller: str,
-    rubric: JinjaRubric,
-    id_column: str = "ID",
-) -> pd.DataFrame:
-    """Turn a dataset's existing human label column into labels-table rows (one labeller).
-
-    This is how a headless run labels: the scores a person already gave, read from the file
-    they were delivered in, never invented. A blank cell becomes ``skip``.
-    """
-    missing = [c for c in (id_column, column) if c not in items.columns]
-    if missing:
-        raise UsageError(f"label column(s) {missing} not in the items table")
-    score = pd.to_numeric(items[column], errors="coerce")
-    return pd.DataFrame(
-        {
-            "item_id": items[id_column].astype(str).to_numpy(),
-            "labeller": labeller,
-            "score": score.to_numpy(dtype=float),
-            "status": ["ok" if pd.notna(s) else "skip" for s in score],
-            "note": "",
-            "labelled_at": now_utc(),
-            "rubric": rubric.name,
-            "rubric_version": rubric_version(rubric),
-        }
-    )[list(LABEL_TABLE_COLUMNS)]
-
-
 #: Columns of the one table of human labels: every label, whichever file it came from.
 HUMAN_LABEL_COLUMNS: tuple[str, ...] = (
     "item_id",
