@@ -150,7 +150,7 @@ def test_unknown_format_with_a_scores_list_gives_none() -> None:
     assert expected_score(top, FACTUAL) is None
 
 
-def test_batch_lines() -> None:
+def test_expected_scores_of_a_batch_reply_by_id() -> None:
     top = reply(
         fixed("17"),
         fixed(","),
