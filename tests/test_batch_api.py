@@ -196,3 +196,15 @@ def test_reserved_options_are_refused(tmp_path: Path) -> None:
             store=ResponseStore(tmp_path / "x.sqlite"),
             offline=True,
         )
+
+
+def test_downloaded_result_files_are_read_back_line_by_line() -> None:
+    """The output file's last line and the error file's first never join (no trailing newline)."""
+    import io
+
+    from judgekit.engine.batch_endpoint import result_lines
+
+    downloaded = io.BytesIO(
+        b'{"custom_id": "a"}\n{"custom_id": "b"}' + b"\n" + b'{"custom_id": "c"}\n\n'
+    )
+    assert [line["custom_id"] for line in result_lines(downloaded)] == ["a", "b", "c"]

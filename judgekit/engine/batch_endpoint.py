@@ -3,18 +3,21 @@
 :mod:`judgekit.engine.batch_api` decides what a round holds (the requests the store cannot
 answer yet); this module sends it: each batch's input file uploaded and the batch created,
 saved batches resumed rather than submitted again, each batch polled (bounded, with backoff),
-its output and error lines written into the response store under their request hashes.
+its output and error lines written into the response store under their request hashes. Files
+go through temporary files on disk both ways (uploaded and downloaded in chunks, read line by
+line), so a batch of 200 MB is never held in memory whole.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import openai
 from openai.types import Batch as SDKBatch
@@ -59,9 +62,12 @@ async def submit_batch(
     completion_window: str = "24h",
     metadata: Mapping[str, str] | None = None,
 ) -> str:
-    """Upload the requests as JSONL, create the batch, and return its ID."""
-    data = b"".join(encoded_lines(pending))
-    uploaded = await sdk.files.create(file=("judgekit_batch.jsonl", data), purpose="batch")
+    """Upload the requests as JSONL (from a temporary file), create the batch, return its ID."""
+    with tempfile.TemporaryFile() as data:
+        for line in encoded_lines(pending):
+            data.write(line)
+        data.seek(0)  # httpx reads it in chunks (and from the start again on a retry)
+        uploaded = await sdk.files.create(file=("judgekit_batch.jsonl", data), purpose="batch")
     batch = await sdk.batches.create(
         input_file_id=uploaded.id,
         endpoint=ENDPOINT,
@@ -98,21 +104,29 @@ async def wait_for_batch(
         interval = min(interval * policy.factor, policy.max_interval_s)
 
 
-async def download_results(sdk: openai.AsyncOpenAI, batch: SDKBatch) -> list[dict[str, Any]]:
-    """Every output and error line of a finished batch."""
-    lines: list[dict[str, Any]] = []
+async def download_results(sdk: openai.AsyncOpenAI, batch: SDKBatch, into: IO[bytes]) -> None:
+    """Write a finished batch's output and error files into ``into``, chunk by chunk."""
     for file_id in (batch.output_file_id, batch.error_file_id):
         if file_id:
-            content = await sdk.files.content(file_id)
-            lines += [json.loads(raw) for raw in content.text.splitlines() if raw.strip()]
-    return lines
+            async with sdk.files.with_streaming_response.content(file_id) as response:
+                async for chunk in response.iter_bytes():
+                    into.write(chunk)
+            into.write(b"\n")  # the error file's first line never joins the output's last
+
+
+def result_lines(handle: IO[bytes]) -> Iterator[dict[str, Any]]:
+    """The JSON lines :func:`download_results` wrote, read one at a time from the start."""
+    handle.seek(0)
+    for raw in handle:
+        if raw.strip():
+            yield json.loads(raw)
 
 
 def record_results(
     store: ResponseStore,
     pending: Mapping[str, PendingRequest],
     batch: SDKBatch,
-    lines: Sequence[Mapping[str, Any]],
+    lines: Iterable[Mapping[str, Any]],
     expected: Sequence[str],
     secret: str = "",
 ) -> tuple[int, int]:
@@ -231,11 +245,12 @@ async def _finish_batch(work: Round, entry: Mapping[str, Any]) -> None:
         )
         work.state.update(batch_id, recorded=True)
         raise ValueError(f"batch {batch_id} was rejected: {problems or 'no reason given'}")
-    lines = await download_results(work.sdk, batch)
     key = str(work.sdk.api_key or "")
     secret = "" if key == PLACEHOLDER_KEY else key
-    replies, errors = record_results(
-        work.store, work.pending, batch, lines, entry["hashes"], secret
-    )
+    with tempfile.TemporaryFile() as results:
+        await download_results(work.sdk, batch, results)
+        replies, errors = record_results(
+            work.store, work.pending, batch, result_lines(results), entry["hashes"], secret
+        )
     work.state.update(batch_id, recorded=True)
     work.notify(f"batch {batch_id} {batch.status}: {replies} replies, {errors} failed lines")
