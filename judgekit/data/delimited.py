@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from judgekit.data.errors import DataError
+from judgekit.data.packed import ARROW_TEXT, PackedRecords
 
 #: Separators tried when none is given, in order of preference.
 SEPARATORS: tuple[str, ...] = (";", "\t", ",")
@@ -48,7 +49,7 @@ _HEAD_BYTES = 1 << 20
 
 def read_delimited(
     source: Path, encoding: str | None, sep: str | None, quoted: bool, limit: int | None
-) -> tuple[Records, str, str]:
+) -> tuple[Records | PackedRecords, str, str]:
     """The header and data records of a delimited file (the first ``limit`` data records).
 
     A whole file is streamed (:func:`_streamed`) unless it must be read whole. With a limit,
@@ -186,7 +187,9 @@ def split_records(
     if not text.strip():
         raise DataError(source, "file is empty")
     lines = io.StringIO(text, newline="")
-    return _parse(source, lines, len(text), text, sep, forced=forced, quoted=quoted, stop=stop)
+    records = _parse(source, lines, len(text), text, sep, forced=forced, quoted=quoted, stop=stop)
+    assert isinstance(records, list)
+    return records
 
 
 def _parse(
@@ -199,10 +202,13 @@ def _parse(
     forced: bool,
     quoted: bool,
     stop: int | None,
-) -> Records:
-    """The records of ``lines``, as :func:`split_records` describes.
+    into: PackedRecords | None = None,
+) -> Records | PackedRecords:
+    """The records of ``lines``, as :func:`split_records` describes (``into`` these, if given).
 
     ``size`` bounds their characters; ``head`` is their start, holding their whole first record.
+    A record of another width than the header's is reported once every record is read, as a
+    quote left open is reported first.
     """
     # csv's default 128 KiB cell limit refuses long answers; no cell can exceed the whole text.
     csv.field_size_limit(max(csv.field_size_limit(), size))
@@ -210,12 +216,19 @@ def _parse(
         reader = csv.reader(lines, delimiter=sep, strict=True)
     else:
         reader = csv.reader(lines, delimiter=sep, strict=True, quoting=csv.QUOTE_NONE)
-    records: Records = []
+    records: Records | PackedRecords = [] if into is None else into
+    header: list[str] = []
+    uneven: tuple[int, int] | None = None  # the first data record's number and width, if uneven
     number = 0
     try:
         for number, record in enumerate(reader, start=1):
-            if number == 1 or any(cell.strip() for cell in record):
-                records.append((number, record))
+            if number == 1:
+                header = record
+            elif not any(cell.strip() for cell in record):
+                continue
+            elif uneven is None and len(record) != len(header):
+                uneven = (number, len(record))
+            records.append((number, record))
             if stop is not None and len(records) > stop:
                 break  # what follows is never parsed (a piece may end inside a quoted cell)
     except csv.Error as error:
@@ -225,7 +238,7 @@ def _parse(
             f"{reader.line_num})",
             row=number + 1,
         ) from None
-    if forced and len(records[0][1]) < 2:
+    if forced and len(header) < 2:
         others = [s for s in SEPARATORS if s != sep and len(_first_record(head, s)) > 1]
         hint = f"; the header splits with {_SEPARATOR_NAMES[others[0]]}" if others else ""
         raise DataError(
@@ -233,24 +246,22 @@ def _parse(
             f"separator {_SEPARATOR_NAMES.get(sep, repr(sep))} gives a single column{hint}",
             row=1,
         )
-    width = len(records[0][1])
-    for number, record in records[1:]:
-        if len(record) != width:
-            position = min(len(record), width)
-            hint = f" (an unquoted {_SEPARATOR_NAMES.get(sep, repr(sep))} in a cell?)"
-            raise DataError(
-                source,
-                f"has {len(record)} fields but the header has {width}"
-                + (hint if len(record) > width else ""),
-                row=number,
-                position=position,
-            )
+    if uneven is not None:
+        number, fields = uneven
+        width = len(header)
+        hint = f" (an unquoted {_SEPARATOR_NAMES.get(sep, repr(sep))} in a cell?)"
+        raise DataError(
+            source,
+            f"has {fields} fields but the header has {width}" + (hint if fields > width else ""),
+            row=number,
+            position=min(fields, width),
+        )
     return records
 
 
 def _streamed(
     source: Path, encoding: str | None, sep: str | None, quoted: bool, stop: int | None
-) -> tuple[Records, str, str] | None:
+) -> tuple[Records | PackedRecords, str, str] | None:
     """:func:`read_delimited` of the whole file, streamed; None when it must be read whole.
 
     The encoding is the one :func:`decode_text` would choose (:func:`_stream_encoding`); the
@@ -269,11 +280,14 @@ def _streamed(
         return None
     used_sep = sep if sep is not None else detect_separator(source, head)
     size = source.stat().st_size  # bytes: never fewer than the characters they decode to
+    packed = PackedRecords() if ARROW_TEXT and stop is None else None
     with source.open(encoding=used_encoding, newline="") as handle:
         records = _parse(
             source, _without_bom(handle), size, head, used_sep,
-            forced=sep is not None, quoted=quoted, stop=stop,
+            forced=sep is not None, quoted=quoted, stop=stop, into=packed,
         )  # fmt: skip
+    if isinstance(records, list) and stop is not None:
+        records = records[:stop]  # as a limited read of a whole file keeps them
     return records, used_encoding, used_sep
 
 

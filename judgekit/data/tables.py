@@ -35,6 +35,15 @@ from judgekit.data.delimited import (
     split_records,
 )
 from judgekit.data.errors import DataError, column_letter
+from judgekit.data.packed import (
+    ARROW_TEXT,
+    PIECE,
+    TEXT,
+    PackedRecords,
+    number_like,
+    stripped,
+    text_column,
+)
 from judgekit.data.xlsx import read_xlsx
 from judgekit.types import CANONICAL_COLUMNS
 
@@ -43,11 +52,6 @@ EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,]\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
 _LEADING_ZERO = re.compile(r"[+-]?0\d")
-#: What ``astype(str)`` makes of a text column: pandas 3's Arrow-backed ``str``, else object.
-_TEXT = pd.Series(["x"], dtype=object).astype(str).dtype
-_ARROW_TEXT = isinstance(_TEXT, pd.StringDtype) and _TEXT.storage == "pyarrow"
-#: Cells of a text column turned into Arrow at a time (their Python strings then freed).
-_PIECE = 8192
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,7 @@ def read_table(
         raise DataError(source, "is a folder; give the items file inside it")
     if not source.is_file():
         raise DataError(source, "file not found")
+    records: Records | PackedRecords
     if suffix in EXCEL_SUFFIXES:
         sheet_name, records = read_xlsx(source, sheet, id_column, limit)
         used_encoding, used_sep = None, None
@@ -132,7 +137,8 @@ def read_table(
     else:
         raise DataError(source, f"unsupported file type '{suffix}' (use .csv, .tsv or .xlsx)")
     frame = _build_frame(source, records, aliases, id_column)
-    written = [h.strip() for h in records[0][1] if h.strip()]
+    header = records.header if isinstance(records, PackedRecords) else records[0][1]
+    written = [h.strip() for h in header if h.strip()]
     renamed = tuple((h, c) for h, c in zip(written, frame.columns, strict=True) if h != c)
     if id_column is not None and (required or id_column in frame.columns):
         validate_frame(
@@ -152,10 +158,12 @@ def read_table(
 
 def _build_frame(
     source: Path,
-    records: Records,
+    records: Records | PackedRecords,
     aliases: Mapping[str, str] | None,
     id_column: str | None,
 ) -> pd.DataFrame:
+    if isinstance(records, PackedRecords):
+        return _packed_frame(source, records, aliases, id_column)
     header = records[0][1]
     body = records[1:]
     keep: list[int] = []
@@ -182,25 +190,55 @@ def _build_frame(
     return pd.DataFrame(columns, index=index, copy=False)
 
 
+def _packed_frame(
+    source: Path,
+    packed: PackedRecords,
+    aliases: Mapping[str, str] | None,
+    id_column: str | None,
+) -> pd.DataFrame:
+    """:func:`_build_frame` of records read into Arrow columns: the same checks and columns."""
+    keep: list[int] = []
+    for position, name in enumerate(packed.header):
+        if name.strip():
+            keep.append(position)
+        elif packed.has_text(position):
+            raise DataError(source, "the column has values but no header", row=1, position=position)
+    if not packed.numbers:
+        raise DataError(source, "the header has no data rows below it", row=2)
+    names = canonical_headers([packed.header[p] for p in keep], source=str(source), aliases=aliases)
+    index = pd.Index(packed.numbers, name="row")
+    columns: dict[str, pd.Series] = {}
+    for name, position in zip(names, keep, strict=True):
+        cells = packed.column(position)
+        if name not in CANONICAL_COLUMNS and name != id_column and number_like(cells):
+            numeric = _maybe_numeric(pd.Series(cells.to_pylist(), index=index, dtype=object))
+            if numeric.dtype != object:
+                columns[name] = numeric
+                continue
+        text = text_column(stripped(cells) if name == id_column else cells)
+        columns[name] = pd.Series(text, index=index, copy=False)
+    return pd.DataFrame(columns, index=index, copy=False)
+
+
 def _text_cells(body: Records, position: int, *, strip: bool) -> Any:
     """One column's cells as ``astype(str)`` makes them (an ID column's stripped).
 
-    In Arrow, each piece of :data:`_PIECE` cells is copied and then dropped from the records,
+    In Arrow, each piece of :data:`PIECE` cells is copied and then dropped from the records,
     so the column's text is never held twice.
     """
-    if not _ARROW_TEXT:
+    if not ARROW_TEXT:
         cells = [r[position] if position < len(r) else "" for _, r in body]
         return pd.array([c.strip() for c in cells] if strip else cells, dtype=object)
     pieces = []
-    for start in range(0, len(body), _PIECE):
+    for start in range(0, len(body), PIECE):
         cells = []
-        for _, record in body[start : start + _PIECE]:
+        for _, record in body[start : start + PIECE]:
             cell = record[position] if position < len(record) else ""
             if position < len(record):
                 record[position] = ""  # the Arrow copy holds it now
             cells.append(cell.strip() if strip else cell)
         pieces.append(pa.array(cells, type=pa.large_string()))
-    return pd.array(pa.chunked_array(pieces, type=pa.large_string()), dtype=_TEXT)
+    return pd.array(pa.chunked_array(pieces, type=pa.large_string()), dtype=TEXT)
 
 
 def _maybe_numeric(column: pd.Series) -> pd.Series:
