@@ -5,10 +5,9 @@ the file's size, ``--run-items N`` for the run's; the run of 10^5 items takes mi
 
 An items CSV of ``--items`` rows (10^5 by default, about 160 MB) with riddle-sized texts: a
 question, a 1-2 KB answer, a reference answer and the answering model, as
-``benchmarks/bench_scale.py`` judges them. Each
-measurement runs in a fresh process; its peak resident set is its own ``VmHWM`` as it exits
-(``ru_maxrss`` would include the parent's, copied at the fork), in MiB, and its ratio to the
-file's size is shown beside it:
+``benchmarks/bench_scale.py`` judges them. Each measurement runs in a fresh process; its peak
+resident set is its own ``VmHWM`` as it exits (``ru_maxrss`` would include the parent's,
+copied at the fork), in MiB, and its ratio to the file's size is shown beside it:
 
 * ``read_table``: the file read as ``judgekit judge`` reads it (the rubric's required columns);
 * ``--dry-run``: ``judgekit judge ITEMS --rubric riddle_accuracy --study DIR --dry-run``, every
