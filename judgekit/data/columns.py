@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -279,6 +279,17 @@ def _plain(value: Any) -> Any:
     return item() if callable(item) else value
 
 
+#: Rows turned into Python records at a time (all at once would hold every cell twice).
+_ROWS = 8192
+
+
+def _records(frame: pd.DataFrame) -> Iterator[tuple[Any, dict[Any, Any]]]:
+    """Each row's index label and ``to_dict("records")`` record, a few thousand at a time."""
+    for start in range(0, len(frame), _ROWS):
+        piece = frame.iloc[start : start + _ROWS]
+        yield from zip(piece.index, piece.to_dict("records"), strict=True)
+
+
 def items_from_frame(
     df: pd.DataFrame,
     columns: Sequence[str],
@@ -313,7 +324,7 @@ def items_from_frame(
     meta_names = [c for c in df.columns if c not in field_names and c != id_column]
     from_file = df.index.name == "row"
     items = []
-    for index, record in zip(df.index, df.to_dict("records"), strict=True):
+    for index, record in _records(df):
         fields = {c: "" if is_empty(record[c]) else str(record[c]) for c in field_names}
         if id_column in fields:
             fields[id_column] = fields[id_column].strip()

@@ -16,40 +16,42 @@ become numeric, and not if any cell has a leading zero (``017`` stays text).
 
 from __future__ import annotations
 
-import codecs
-import csv
-import io
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from judgekit.data.columns import canonical_headers, validate_frame
+from judgekit.data.delimited import (
+    SEPARATORS,
+    Records,
+    decode_text,
+    detect_separator,
+    read_delimited,
+    split_records,
+)
 from judgekit.data.errors import DataError, column_letter
+from judgekit.data.packed import (
+    ARROW_TEXT,
+    PIECE,
+    TEXT,
+    PackedRecords,
+    number_like,
+    stripped,
+    text_column,
+)
 from judgekit.data.xlsx import read_xlsx
 from judgekit.types import CANONICAL_COLUMNS
 
-#: Separators tried when none is given, in order of preference.
-SEPARATORS: tuple[str, ...] = (";", "\t", ",")
 DELIMITED_SUFFIXES = (".csv", ".tsv", ".txt")
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
-_SEPARATOR_NAMES = {";": "';'", "\t": "tab", ",": "','", "|": "'|'"}
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,]\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
 _LEADING_ZERO = re.compile(r"[+-]?0\d")
-#: File signatures of binary files that sometimes get a .csv name by mistake.
-BINARY_SIGNATURES: Mapping[bytes, str] = {
-    b"\x89PNG\r\n\x1a\n": "a PNG image",
-    b"\xff\xd8\xff": "a JPEG image",
-    b"GIF8": "a GIF image",
-    b"%PDF-": "a PDF document",
-    b"PK\x03\x04": "a zip archive (an xlsx file? give it the .xlsx name)",
-    b"\xd0\xcf\x11\xe0": "an old Excel/Office file (.xls; save it as .xlsx)",
-    b"SQLite format 3\x00": "an SQLite database",
-}
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ def read_table(
         raise DataError(source, "is a folder; give the items file inside it")
     if not source.is_file():
         raise DataError(source, "file not found")
+    records: Records | PackedRecords
     if suffix in EXCEL_SUFFIXES:
         sheet_name, records = read_xlsx(source, sheet, id_column, limit)
         used_encoding, used_sep = None, None
@@ -129,12 +132,13 @@ def read_table(
         if sheet is not None:
             raise DataError(source, f"sheet '{sheet}' was asked for, but this is not an xlsx file")
         quoted = quoting if quoting is not None else suffix != ".tsv"
-        records, used_encoding, used_sep = _read_delimited(source, encoding, sep, quoted, limit)
+        records, used_encoding, used_sep = read_delimited(source, encoding, sep, quoted, limit)
         sheet_name = None
     else:
         raise DataError(source, f"unsupported file type '{suffix}' (use .csv, .tsv or .xlsx)")
     frame = _build_frame(source, records, aliases, id_column)
-    written = [h.strip() for h in records[0][1] if h.strip()]
+    header = records.header if isinstance(records, PackedRecords) else records[0][1]
+    written = [h.strip() for h in header if h.strip()]
     renamed = tuple((h, c) for h, c in zip(written, frame.columns, strict=True) if h != c)
     if id_column is not None and (required or id_column in frame.columns):
         validate_frame(
@@ -152,186 +156,14 @@ def read_table(
     )
 
 
-#: First piece of a delimited file read for ``read_table(limit=...)``.
-_HEAD_BYTES = 1 << 20
-
-
-def _read_delimited(
-    source: Path, encoding: str | None, sep: str | None, quoted: bool, limit: int | None
-) -> tuple[list[tuple[int, list[str]]], str, str]:
-    """The header and data records of a delimited file (the first ``limit`` data records).
-
-    With a limit, pieces of the file's start, cut after their last newline, are read until
-    one holds more than ``limit`` data records (so the first ``limit`` are whole; the rest of
-    the piece is never parsed); a piece too short for that, or whose cut splits a character,
-    is read again larger. The whole file is read when it is not larger than the piece, and
-    then every error is reported as usual.
-    """
-    total = source.stat().st_size
-    size = _HEAD_BYTES
-    while True:
-        whole = limit is None or size >= total
-        if whole:
-            data = source.read_bytes()
-        else:
-            with source.open("rb") as handle:
-                data = handle.read(size)
-            data = data[: data.rfind(b"\n") + 1]
-        try:
-            text, used_encoding = _decode(source, data, encoding)
-            text = text.removeprefix("\ufeff")  # a BOM left by a forced "utf-8"
-            used_sep = sep if sep is not None else _detect_separator(source, text)
-            records = _split_records(
-                source, text, used_sep, forced=sep is not None, quoted=quoted,
-                stop=None if limit is None else limit + 1,
-            )  # fmt: skip
-        except DataError:
-            if whole:
-                raise
-            size *= 4
-            continue
-        if limit is None:
-            return records, used_encoding, used_sep
-        if whole or len(records) > limit + 1:
-            return records[: limit + 1], used_encoding, used_sep
-        size *= 4
-
-
-def _decode(source: Path, data: bytes, encoding: str | None) -> tuple[str, str]:
-    if not data.strip():
-        raise DataError(source, "file is empty")
-    if encoding is not None:
-        try:
-            return data.decode(encoding), encoding
-        except UnicodeDecodeError as error:
-            raise _decode_error(source, data, error.start, f"is not valid {encoding}") from None
-        except LookupError:
-            raise DataError(source, f"unknown encoding '{encoding}'") from None
-    for bom, name in (
-        (codecs.BOM_UTF8, "utf-8-sig"),
-        (codecs.BOM_UTF16_LE, "utf-16"),
-        (codecs.BOM_UTF16_BE, "utf-16"),
-    ):
-        if data.startswith(bom):
-            try:
-                return data.decode(name), name
-            except UnicodeDecodeError as error:
-                # utf-8-sig counts offsets after the BOM it strips; utf-16 counts from byte 0
-                offset = error.start + (len(bom) if name == "utf-8-sig" else 0)
-                raise _decode_error(source, data, offset, f"is not valid {name}") from None
-    for signature, kind in BINARY_SIGNATURES.items():
-        if data.startswith(signature):
-            raise DataError(source, f"is {kind}, not a text table; export it as .csv or .xlsx")
-    if b"\x00" in data:
-        nul = data.index(b"\x00")
-        raise _decode_error(
-            source, data, nul, "is a NUL (UTF-16 without a BOM?); pass encoding=..."
-        )
-    try:
-        return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        pass
-    neither = "is neither UTF-8 nor Windows-1250; pass encoding=... to force one"
-    try:
-        text = data.decode("cp1250")
-    except UnicodeDecodeError as error:
-        raise _decode_error(source, data, error.start, neither) from None
-    control = _CONTROL.search(text)
-    if control:  # Windows-1250 is one byte per character, so the offsets agree
-        raise _decode_error(source, data, control.start(), neither)
-    return text, "cp1250"
-
-
-def _decode_error(source: Path, data: bytes, offset: int, what: str) -> DataError:
-    line = data.count(b"\n", 0, offset) + 1
-    return DataError(
-        source,
-        f"byte 0x{data[offset]:02x} at offset {offset} {what}",
-        row=f"line {line}",
-    )
-
-
-def _first_record(text: str, sep: str) -> list[str]:
-    try:
-        return next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
-    except csv.Error:
-        return []
-
-
-def _detect_separator(source: Path, text: str) -> str:
-    if not text.strip().lstrip("\ufeff"):
-        raise DataError(source, "file is empty")
-    order = ("\t", ";", ",") if source.suffix.lower() == ".tsv" else SEPARATORS
-    counts = {sep: len(_first_record(text, sep)) for sep in order}
-    best = max(order, key=lambda sep: counts[sep])
-    if counts[best] < 2:
-        header = text.splitlines()[0][:60]
-        raise DataError(
-            source,
-            f"the header '{header}' is a single column; separate columns with ';', tab or ',' "
-            "(or pass sep=...)",
-            row=1,
-        )
-    return best
-
-
-def _split_records(
-    source: Path, text: str, sep: str, *, forced: bool, quoted: bool, stop: int | None = None
-) -> list[tuple[int, list[str]]]:
-    """The non-blank records (the header first), at most ``stop`` + 1 of them when given."""
-    if not text.strip():
-        raise DataError(source, "file is empty")
-    stream = io.StringIO(text, newline="")
-    # csv's default 128 KiB cell limit refuses long answers; no cell can exceed the whole text.
-    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
-    if quoted:
-        reader = csv.reader(stream, delimiter=sep, strict=True)
-    else:
-        reader = csv.reader(stream, delimiter=sep, strict=True, quoting=csv.QUOTE_NONE)
-    records: list[tuple[int, list[str]]] = []
-    number = 0
-    try:
-        for number, record in enumerate(reader, start=1):
-            if number == 1 or any(cell.strip() for cell in record):
-                records.append((number, record))
-            if stop is not None and len(records) > stop:
-                break  # what follows is never parsed (a piece may end inside a quoted cell)
-    except csv.Error as error:
-        raise DataError(
-            source,
-            f"a quoted cell is not closed properly ({error}; reading stopped at line "
-            f"{reader.line_num})",
-            row=number + 1,
-        ) from None
-    if forced and len(records[0][1]) < 2:
-        others = [s for s in SEPARATORS if s != sep and len(_first_record(text, s)) > 1]
-        hint = f"; the header splits with {_SEPARATOR_NAMES[others[0]]}" if others else ""
-        raise DataError(
-            source,
-            f"separator {_SEPARATOR_NAMES.get(sep, repr(sep))} gives a single column{hint}",
-            row=1,
-        )
-    width = len(records[0][1])
-    for number, record in records[1:]:
-        if len(record) != width:
-            position = min(len(record), width)
-            hint = f" (an unquoted {_SEPARATOR_NAMES.get(sep, repr(sep))} in a cell?)"
-            raise DataError(
-                source,
-                f"has {len(record)} fields but the header has {width}"
-                + (hint if len(record) > width else ""),
-                row=number,
-                position=position,
-            )
-    return records
-
-
 def _build_frame(
     source: Path,
-    records: list[tuple[int, list[str]]],
+    records: Records | PackedRecords,
     aliases: Mapping[str, str] | None,
     id_column: str | None,
 ) -> pd.DataFrame:
+    if isinstance(records, PackedRecords):
+        return _packed_frame(source, records, aliases, id_column)
     header = records[0][1]
     body = records[1:]
     keep: list[int] = []
@@ -343,19 +175,70 @@ def _build_frame(
     if not body:
         raise DataError(source, "the header has no data rows below it", row=2)
     names = canonical_headers([header[p] for p in keep], source=str(source), aliases=aliases)
-    data = {
-        name: [r[p] if p < len(r) else "" for _, r in body]
-        for name, p in zip(names, keep, strict=True)
-    }
-    frame = pd.DataFrame(data, index=pd.Index([n for n, _ in body], name="row"), dtype=object)
-    for name in names:
-        if name == id_column:
-            frame[name] = frame[name].str.strip()
+    index = pd.Index([n for n, _ in body], name="row")
+    columns: dict[str, pd.Series] = {}
+    for name, position in zip(names, keep, strict=True):
         if name not in CANONICAL_COLUMNS and name != id_column:
-            frame[name] = _maybe_numeric(frame[name])
-        if frame[name].dtype == object:
-            frame[name] = frame[name].astype(str)
-    return frame
+            cells = [r[position] if position < len(r) else "" for _, r in body]
+            numeric = _maybe_numeric(pd.Series(cells, index=index, dtype=object))
+            del cells
+            if numeric.dtype != object:
+                columns[name] = numeric
+                continue
+        text = _text_cells(body, position, strip=name == id_column)
+        columns[name] = pd.Series(text, index=index, copy=False)
+    return pd.DataFrame(columns, index=index, copy=False)
+
+
+def _packed_frame(
+    source: Path,
+    packed: PackedRecords,
+    aliases: Mapping[str, str] | None,
+    id_column: str | None,
+) -> pd.DataFrame:
+    """:func:`_build_frame` of records read into Arrow columns: the same checks and columns."""
+    keep: list[int] = []
+    for position, name in enumerate(packed.header):
+        if name.strip():
+            keep.append(position)
+        elif packed.has_text(position):
+            raise DataError(source, "the column has values but no header", row=1, position=position)
+    if not packed.numbers:
+        raise DataError(source, "the header has no data rows below it", row=2)
+    names = canonical_headers([packed.header[p] for p in keep], source=str(source), aliases=aliases)
+    index = pd.Index(packed.numbers, name="row")
+    columns: dict[str, pd.Series] = {}
+    for name, position in zip(names, keep, strict=True):
+        cells = packed.column(position)
+        if name not in CANONICAL_COLUMNS and name != id_column and number_like(cells):
+            numeric = _maybe_numeric(pd.Series(cells.to_pylist(), index=index, dtype=object))
+            if numeric.dtype != object:
+                columns[name] = numeric
+                continue
+        text = text_column(stripped(cells) if name == id_column else cells)
+        columns[name] = pd.Series(text, index=index, copy=False)
+    return pd.DataFrame(columns, index=index, copy=False)
+
+
+def _text_cells(body: Records, position: int, *, strip: bool) -> Any:
+    """One column's cells as ``astype(str)`` makes them (an ID column's stripped).
+
+    In Arrow, each piece of :data:`PIECE` cells is copied and then dropped from the records,
+    so the column's text is never held twice.
+    """
+    if not ARROW_TEXT:
+        cells = [r[position] if position < len(r) else "" for _, r in body]
+        return pd.array([c.strip() for c in cells] if strip else cells, dtype=object)
+    pieces = []
+    for start in range(0, len(body), PIECE):
+        cells = []
+        for _, record in body[start : start + PIECE]:
+            cell = record[position] if position < len(record) else ""
+            if position < len(record):
+                record[position] = ""  # the Arrow copy holds it now
+            cells.append(cell.strip() if strip else cell)
+        pieces.append(pa.array(cells, type=pa.large_string()))
+    return pd.array(pa.chunked_array(pieces, type=pa.large_string()), dtype=TEXT)
 
 
 def _maybe_numeric(column: pd.Series) -> pd.Series:
@@ -384,10 +267,10 @@ def read_text_table(path: str | Path, *, what: str = "table") -> pd.DataFrame:
     source = Path(path)
     if not source.is_file():
         raise DataError(source, f"{what} not found")
-    text, _ = _decode(source, source.read_bytes(), None)
+    text, _ = decode_text(source, source.read_bytes(), None)
     text = text.removeprefix("\ufeff")
-    separator = _detect_separator(source, text)
-    records = _split_records(
+    separator = detect_separator(source, text)
+    records = split_records(
         source, text, separator, forced=False, quoted=source.suffix.lower() != ".tsv"
     )
     header = [name.strip() for name in records[0][1]]

@@ -24,6 +24,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from judgekit import __version__
@@ -116,8 +117,18 @@ def check_rewritable(root: Path, manifest: Mapping[str, Any] | None) -> None:
 
 
 def _text_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """Cells as the CSV writer writes them, so a table read back compares equal to its source."""
-    return frame.apply(lambda column: column.map(lambda v: "" if pd.isna(v) else str(v)))
+    """Cells as the CSV writer writes them, so a table read back compares equal to its source.
+
+    A text column only has its missing cells filled: mapping it cell by cell would hold its
+    text again, as Python strings, beside the table's.
+    """
+
+    def text(column: pd.Series) -> pd.Series:
+        if isinstance(column.dtype, pd.StringDtype) and column.dtype.na_value is np.nan:
+            return column.fillna("")  # pandas 3's str, what read_table gives
+        return column.map(lambda v: "" if pd.isna(v) else str(v))
+
+    return frame.apply(text)
 
 
 def merged_items(root: Path, table: pd.DataFrame, id_column: str = "ID") -> pd.DataFrame:
