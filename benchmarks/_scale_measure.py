@@ -197,6 +197,27 @@ def overlap_rates(traces: Sequence[Trace]) -> tuple[list[float], float]:
     return rates, end - begin
 
 
+def overlap_quarters(traces: Sequence[Trace]) -> list[list[float]]:
+    """Each client's CPU ms per request in the four quarters (by time) of the span in which all
+    were being answered: the same moments, so the machine's drift moves all of them alike.
+
+    Empty lists when the clients did not overlap or a quarter saw no request answered.
+    """
+    begin = max(t.first_reply_s or 0.0 for t in traces)
+    end = min(_done_s(t) for t in traces)
+    if end <= begin:
+        return [[] for _ in traces]
+    bounds = [begin + (end - begin) * k / 4 for k in range(5)]
+    result = []
+    for t in traces:
+        counts = [_at(t.samples, 1, 0, b) for b in bounds]
+        cpu = [_at(t.samples, 2, 0, b) for b in bounds]
+        done = [counts[k + 1] - counts[k] for k in range(4)]
+        cost = [1000 * (cpu[k + 1] - cpu[k]) / done[k] for k in range(4) if done[k] > 0]
+        result.append(cost if len(cost) == 4 else [])
+    return result
+
+
 def summary(trace: Trace, items_mb: float) -> dict[str, Any]:
     """The figures of one client's run (its rate in the overlap is added by the caller)."""
     return {

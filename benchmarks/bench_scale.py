@@ -29,9 +29,10 @@ is the whole process's CPU (start-up and the writing of results included) over t
 Items/s is counted while both clients of a pair are being answered (one finishes first, and
 then the other runs alone). "First reply" is the first tick at which the client's simulator
 had answered a request: its time and the client's peak RSS until then. Ratios are contender /
-its own loop, from the same run; by quarter, the contender's CPU per request in each quarter of
-its requests over the loop's in the same quarter of its own, relative to the first quarter's
-ratio (a cost growing with the study shows there, the machine's drift, shared by both, not).
+its own loop, from the same run. By quarter: each client's own CPU per request in each quarter
+of its requests against its first quarter's; and the contender's over the loop's in each
+quarter (by time) of the span both were answered in, against the first quarter's ratio (the same
+moments for both, so the machine's drift cancels and a cost growing with the study remains).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from typing import Any
 
 from benchmarks._common import markdown_table, write_metrics
 from benchmarks._scale_clients import CONCURRENCY, OUTPUTS, RUBRIC, cli_command, write_items
-from benchmarks._scale_measure import overlap_rates, run_together, summary
+from benchmarks._scale_measure import overlap_quarters, overlap_rates, run_together, summary
 
 SIZES = (1_000, 10_000)  # 100_000 runs when asked for (about 10 minutes per pair)
 CONTENDERS = ("CLI", "judge()")
@@ -95,7 +96,8 @@ def measure_pair(
         {**summary(trace, items_mb), "items_per_s": rate}
         for trace, rate in zip(traces, rates, strict=True)
     )
-    paired = [a / b for a, b in zip(ours["quarters_ms"], loop["quarters_ms"], strict=True) if b]
+    ours_q, loop_q = overlap_quarters(traces)
+    paired = [a / b for a, b in zip(ours_q, loop_q, strict=True) if b]
     return {
         "contender": contender,
         "output": output,
@@ -187,7 +189,7 @@ HEADER = [
     "CPU/request vs loop",
     "items/s vs loop",
     "CPU/request by quarter, vs the first",
-    "CPU/request vs loop by quarter, vs the first",
+    "CPU/request vs loop by quarter of the overlap, vs the first",
     "peak RSS MB (× items file)",
     "first reply: time, peak RSS MB (× file)",
     "endpoint CPU / wall",

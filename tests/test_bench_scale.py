@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from benchmarks._scale_clients import run_judge, run_loop, write_items
-from benchmarks._scale_measure import Trace, overlap_rates, quarters
+from benchmarks._scale_measure import Trace, overlap_quarters, overlap_rates, quarters
 from benchmarks.bench_scale import headline, measure_pair
 from judgekit.cli.bench_targets import TARGETS
 from judgekit.simulator import SimulatorConfig, run_simulator
@@ -44,6 +44,16 @@ def test_rates_are_counted_while_both_clients_run() -> None:
     late = _trace("late", 400, 100.0, [1.0], 3.0)  # starts after fast is done: no overlap
     rates, seconds = overlap_rates([fast, late])
     assert rates == pytest.approx([200.0, 100.0], rel=0.03) and seconds == 0.0
+
+
+def test_quarters_of_the_overlap_are_the_same_moments_for_both() -> None:
+    ours = _trace("ours", 400, 100.0, [2.0, 3.0], 0.0)  # 0-4 s, dearer from request 200 on
+    loop = _trace("loop", 800, 100.0, [1.0], 0.0)  # 0-8 s: the overlap is 0-4 s
+    ours_q, loop_q = overlap_quarters([ours, loop])
+    assert ours_q == pytest.approx([2.0, 2.0, 3.0, 3.0], rel=0.05)
+    assert loop_q == pytest.approx([1.0] * 4, rel=0.05)
+    late = _trace("late", 400, 100.0, [1.0], 9.0)
+    assert overlap_quarters([loop, late]) == [[], []]
 
 
 def test_the_loop_sends_what_judgekit_sends(tmp_path: Path) -> None:

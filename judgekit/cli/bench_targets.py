@@ -164,8 +164,8 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "scale",
-        "CPU per request vs the loop in every quarter of a run within 10 % of the first "
-        "quarter's (CLI and judge(), 10^4 and 10^5 items)",
+        "CPU per request vs the loop in every quarter of their run together within 10 % of "
+        "the first quarter's (CLI and judge(), 10^4 and 10^5 items)",
         _scale_quarters,
     ),
     Target(
