@@ -1,398 +1,295 @@
-"""Scale: judgekit's cost per call stays flat as the study grows, and close to a bare SDK loop.
+"""Scale: judgekit's command line and ``judge()`` against a bare SDK loop run at the same time.
 
 Run from the repository root: ``python3 -m benchmarks.bench_scale`` (``--sizes 1000,10000``, or
-``BENCH_SCALE_SIZES=1000,10000`` for ``judgekit bench scale``, runs fewer).
+``BENCH_SCALE_SIZES=1000,10000,100000:CLI`` for ``judgekit bench scale``: ``:CLI`` runs only the
+CLI's pairs at that size; ``BENCH_SCALE_REPEATS`` sets the pairs of each kind).
 
-One item per request, an endpoint with no latency and no rate limit, items with realistic text
-sizes (a question, a 1-2 KB answer and its reasoning) judged with ``riddle_accuracy`` (whose
-instructions are about 4 KB). The endpoint is the simulator, started as its own process
-(``python -m judgekit.simulator``), so its CPU time is measured apart from the client's. For
-10^3, 10^4 and 10^5 items two clients judge the same items at the same concurrency (8):
+One item per request, items with realistic text sizes (a question, a 1-2 KB answer) in a CSV
+file, judged with ``riddle_accuracy`` (instructions of about 4 KB) at concurrency 8, by an
+endpoint with no latency and no rate limit. Each contender runs *at the same time* as the
+minimal ``openai.AsyncOpenAI`` loop a user would write, each client against its own
+simulator process, so both see the same load on this 2-core machine (whose speed drifts by a
+third over minutes, which defeats runs taken in turn). The contenders:
 
-* ``judgekit``: ``judge()`` with a response store, as ``judgekit judge`` runs (every request
-  recorded, rendered, parsed into the table), plain text (no schema, as the loop sends); it
-  posts the rendered JSON body with the SDK's ``post`` and reads the reply's JSON;
-* ``AsyncOpenAI loop``: the minimal loop a user would write: 8 workers, each renders the next
-  item's messages with the same rubric and awaits ``chat.completions.create`` (the SDK's
-  typed parameters and reply models); nothing stored, nothing parsed.
+* ``CLI``: ``judgekit judge ITEMS --study DIR --batch-size 1`` as a subprocess, with
+  ``--provider generic`` (plain text) or ``--provider simulator`` (the preset's ``json_schema``
+  response format);
+* ``judge()``: the library function on the items read with judgekit's reader, a store,
+  ``structured=False`` or ``True``;
+* ``loop``: 8 workers reading the CSV with the ``csv`` module, each rendering an item's messages
+  with the same rubric and awaiting ``chat.completions.create``, with the same
+  ``response_format`` for ``json_schema``; nothing stored, nothing parsed.
 
-Each client runs in a fresh subprocess, so its peak memory (max RSS) is its own; "first
-reply" is the time from the call to the first answered request (building the plan and the
-estimate). Items/s is measured in windows of 1,000 finished requests. Client CPU is the client
-process's user + system time per request; endpoint CPU is the simulator's over the same span.
-When the endpoint's CPU time is close to the wall time (one core busy: the simulator is one
-Python process), the endpoint, not the client, is the limit, and the rate ratio says only that
-judgekit keeps up with it.
-
-This machine is a 2-core virtual machine whose speed drifts by a third over minutes (the bare
-loop's own windows of 1,000 and its whole-run rate move that much from one run to the next), so
-two things are measured to see through it:
-
-* the rate ratio is the median over repeated runs taken in turn (judgekit then the loop, then
-  the loop then judgekit, ...; nine at 10^3 items, whose runs last about 3 s, five at 10^4,
-  three at 10^5, or ``BENCH_SCALE_REPEATS``), each run paired with the one beside it;
-* flat means no trend as the study grows: the least-squares line through a run's window rates
-  loses at most 10 % from its first window to its last (the median over the runs at a size;
-  every run's is shown). At 10^4 items a run is 10 windows over about 30 s, short enough for
-  the machine's drift to tilt its line either way; at 10^5 it is 100 windows over about five
-  minutes. The slowest single window against the first is shown beside it, for both clients:
-  on this machine it moves with the machine's drift as much for the bare loop as for judgekit.
+Every client is its own process: its CPU time (user + system) comes from ``wait4``. Each
+simulator prints how many requests it has answered every 20 ms; at each tick the client's CPU
+time and peak RSS so far (``VmHWM``) are read from ``/proc``, which gives its CPU per request
+in each quarter of the requests (from the first reply on) and its peak memory without
+instrumenting the client. "CPU ms/request"
+is the whole process's CPU (start-up and the writing of results included) over the items.
+Items/s is counted while both clients of a pair are being answered (one finishes first, and
+then the other runs alone). "First reply" is the first tick at which the client's simulator
+had answered a request: its time and the client's peak RSS until then. Ratios are contender /
+its own loop, from the same run. By quarter: each client's own CPU per request in each quarter
+of its requests against its first quarter's; and the contender's over the loop's in each
+quarter (by time) of the span both were answered in, against the first quarter's ratio (the same
+moments for both, so the machine's drift cancels and a cost growing with the study remains).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import itertools
-import json
 import os
-import resource
-import subprocess
+import shutil
+import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from benchmarks._common import markdown_table, write_metrics
-from judgekit.rubrics import load_rubric
-from judgekit.types import ChatReply, ChatRequest, Item
+from benchmarks._scale_clients import CONCURRENCY, OUTPUTS, RUBRIC, cli_command, write_items
+from benchmarks._scale_measure import overlap_quarters, overlap_rates, run_together, summary
 
-SIZES = (1_000, 10_000, 100_000)
-CONCURRENCY = 8
-WINDOW = 1_000
-RUBRIC = "riddle_accuracy"
-CONTENDERS = ("judgekit", "AsyncOpenAI loop")
-
-
-def scale_items(count: int) -> list[Item]:
-    """``count`` items with a riddle-sized question and a 1-2 KB answer and reasoning."""
-    sentence = "A válasz indoklása egy mondatban, ahogy egy modell írná a talány megoldásához. "
-    items = []
-    for i in range(count):
-        answer = f"Válasz {i}: " + sentence * (12 + i % 12)  # 1.0-2.0 KB in UTF-8
-        items.append(
-            Item(
-                f"S{i:06d}",
-                {
-                    "Question": f"Melyik magyar találmány forog hat színes oldalon? ({i})",
-                    "Answer": answer,
-                    "Ref_Answer": "Rubik-kocka",
-                },
-            )
-        )
-    return items
-
-
-def _windows(finished: Sequence[float], started: float) -> list[float]:
-    """Items/s in each full window of :data:`WINDOW` finished requests."""
-    stamps = sorted(finished)
-    rates, last = [], started
-    for end in range(WINDOW, len(stamps) + 1, WINDOW):
-        rates.append(WINDOW / max(stamps[end - 1] - last, 1e-9))
-        last = stamps[end - 1]
-    return rates
-
-
-def _cpu_windows(cpu: Sequence[float]) -> list[float]:
-    """Client CPU ms per request in each window after the first (other load does not move it).
-
-    ``cpu`` holds the process's CPU time at every :data:`WINDOW`-th finished request.
-    """
-    return [1000 * (b - a) / WINDOW for a, b in itertools.pairwise(cpu)]
-
-
-def _finished(finished: list[float], cpu: list[float]) -> None:
-    """Note a finished request (and the CPU time at every WINDOW-th: it is a system call)."""
-    finished.append(time.perf_counter())
-    if len(finished) % WINDOW == 0:
-        cpu.append(time.process_time())
-
-
-def _run_judgekit(
-    items: list[Item], base_url: str, folder: Path, finished: list[float], cpu: list[float]
-) -> None:
-    from judgekit.engine import OpenAIJudge, judge
-
-    class Timed(OpenAIJudge):
-        async def complete(self, request: ChatRequest) -> ChatReply:
-            reply = await super().complete(request)
-            _finished(finished, cpu)
-            return reply
-
-    client = Timed(
-        "sim-judge", base_url=base_url, provider="simulator", max_concurrency=CONCURRENCY
-    )
-    table = judge(
-        items,
-        load_rubric(RUBRIC),
-        client,
-        batch_size=1,
-        structured=False,  # the loop's request: the same messages, no schema
-        store=folder / "responses.sqlite",
-        progress=False,
-    )
-    if len(table) != len(items) or (table["status"] == "error").any():
-        raise SystemExit(f"judgekit: {len(table)} rows, {(table['status'] == 'error').sum()} error")
-
-
-def _run_loop(items: list[Item], base_url: str, finished: list[float], cpu: list[float]) -> None:
-    import openai
-
-    rubric = load_rubric(RUBRIC)
-
-    async def main() -> None:
-        client = openai.AsyncOpenAI(api_key="not-needed", base_url=base_url, max_retries=0)
-        pending = iter(items)
-
-        async def worker() -> None:
-            for item in pending:
-                messages = rubric.render([item])
-                await client.chat.completions.create(
-                    model="sim-judge",
-                    messages=messages,  # type: ignore[arg-type]
-                    temperature=0.0,
-                    seed=0,
-                )
-                _finished(finished, cpu)
-
-        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
-        await client.close()
-
-    asyncio.run(main())
-
-
-def measure_one(contender: str, count: int, base_url: str) -> dict[str, Any]:
-    """One client judging ``count`` items (run in its own process; see :func:`main`)."""
-    import openai  # noqa: F401  (imported before the clock starts, for both contenders)
-
-    import judgekit.engine  # noqa: F401
-
-    items = scale_items(count)
-    finished: list[float] = []
-    cpu_stamps: list[float] = []
-    cpu0, started = time.process_time(), time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder:
-        if contender == "judgekit":
-            _run_judgekit(items, base_url, Path(folder), finished, cpu_stamps)
-        else:
-            _run_loop(items, base_url, finished, cpu_stamps)
-        seconds = time.perf_counter() - started
-        cpu = time.process_time() - cpu0
-    first_reply = min(finished) - started if finished else 0.0
-    return {
-        "contender": contender,
-        "items": count,
-        "seconds": seconds,
-        "items_per_s": count / seconds,
-        "first_reply_s": first_reply,
-        "windows": _windows(finished, started + first_reply),
-        "cpu_windows": _cpu_windows(cpu_stamps),
-        "cpu_ms_per_request": 1000 * cpu / count,
-        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
-
-
-def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process so far (from /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def measure(contender: str, count: int, server: subprocess.Popen[str], url: str) -> dict[str, Any]:
-    """Run one client in a subprocess against the running simulator; add the endpoint's CPU."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        before = _cpu_s(server.pid)
-        command = [sys.executable, "-m", "benchmarks.bench_scale", "--one", contender]
-        command += ["--items", str(count), "--base-url", url, "--out", out.name]
-        subprocess.run(command, check=True, env={**os.environ, "TQDM_DISABLE": "1"})
-        result: dict[str, Any] = json.loads(Path(out.name).read_text())
-    result["endpoint_cpu_share"] = (_cpu_s(server.pid) - before) / result["seconds"]
-    return result
-
-
-def _start_simulator(config: Path) -> tuple[subprocess.Popen[str], str]:
-    """The simulator in its own process, keeping counts only (``keep_log: false``).
-
-    Its log of every request body would grow to gigabytes over the 2 x 10^5 requests of the
-    largest size, and slow the endpoint down as it grows.
-    """
-    config.write_text("keep_log: false\n", encoding="utf-8")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "judgekit.simulator", "--config", str(config)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    line = server.stdout.readline()
-    return server, line.rsplit(" at ", 1)[1].strip()
-
-
-def _flatness(windows: Sequence[float]) -> float | None:
-    """Largest relative shortfall of a window's rate below the first window's (None: < 2)."""
-    if len(windows) < 2:
-        return None
-    return max(0.0, max(1 - rate / windows[0] for rate in windows[1:]))
-
-
-def _trend(windows: Sequence[float]) -> float | None:
-    """Relative change of the least-squares line through the windows, first to last (None: < 3).
-
-    With rates y_0..y_{k-1} and the line a + b i fitted to them, the change is
-    (a + b (k - 1)) / a - 1: negative when the rate falls as the study grows.
-    """
-    if len(windows) < 3:
-        return None
-    slope, intercept = np.polyfit(np.arange(len(windows)), np.asarray(windows), 1)
-    return float(slope * (len(windows) - 1) / intercept)
-
-
-def _growth(windows: Sequence[float]) -> str:
-    """The costliest window's CPU per request relative to the first window's."""
-    if len(windows) < 2:
-        return "-"
-    return f"{100 * (max(windows[1:]) / windows[0] - 1):+.1f} %"
+SIZES = (1_000, 10_000)  # 100_000 runs when asked for (about 10 minutes per pair)
+CONTENDERS = ("CLI", "judge()")
+LOOP = "loop"
 
 
 def repeats(count: int) -> int:
-    """Runs of each client at ``count`` items (``BENCH_SCALE_REPEATS`` overrides)."""
+    """Pairs of each kind at ``count`` items (``BENCH_SCALE_REPEATS`` overrides)."""
     told = os.environ.get("BENCH_SCALE_REPEATS")
-    if told:
-        return int(told)
-    return 9 if count <= 1_000 else 5 if count <= 10_000 else 3
+    return int(told) if told else 3 if count <= 1_000 else 1
 
 
-def measure_size(count: int, folder: Path) -> list[dict[str, Any]]:
-    """Both clients ``repeats(count)`` times in turn, against one simulator started for them."""
-    server, url = _start_simulator(folder / "simulator.yaml")
-    try:
-        results = []
-        for repeat in range(repeats(count)):
-            order = CONTENDERS if repeat % 2 == 0 else CONTENDERS[::-1]
-            for contender in order:
-                results.append({**measure(contender, count, server, url), "repeat": repeat})
-        return results
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+def _client(what: str, items: Path, output: str) -> list[str]:
+    return [sys.executable, "-m", "benchmarks._scale_clients", what, str(items), "{url}", output]
+
+
+def _relative(values: Sequence[float]) -> list[float]:
+    """Each value over the first; none when a quarter took no measurable CPU (a tiny run)."""
+    return [v / values[0] for v in values] if len(values) == 4 and all(values) else []
+
+
+def measure_pair(
+    contender: str, output: str, count: int, items: Path, folder: Path
+) -> dict[str, Any]:
+    """One contender and a loop at the same time, each against its own simulator."""
+    study = folder / "study"
+    command = (
+        cli_command(items, "{url}", output, study)
+        if contender == "CLI"
+        else _client("judge", items, output)
+    )
+    load = [os.getloadavg()[0]]
+    traces = run_together(
+        [(contender, command), (LOOP, _client("loop", items, output))],
+        count,
+        folder,
+        folder / "clients.log",
+    )
+    load.append(os.getloadavg()[0])
+    shutil.rmtree(study, ignore_errors=True)
+    items_mb = items.stat().st_size / 2**20
+    rates, overlap_s = overlap_rates(traces)
+    ours, loop = (
+        {**summary(trace, items_mb), "items_per_s": rate}
+        for trace, rate in zip(traces, rates, strict=True)
+    )
+    ours_q, loop_q = overlap_quarters(traces)
+    paired = [a / b for a, b in zip(ours_q, loop_q, strict=True) if b]
+    return {
+        "contender": contender,
+        "output": output,
+        "items": count,
+        "items_mb": items_mb,
+        "load": load,
+        "overlap_s": overlap_s,
+        "ours": ours,
+        "loop": loop,
+        "cpu_ratio": ours["cpu_ms_per_request"] / loop["cpu_ms_per_request"],
+        "rate_ratio": ours["items_per_s"] / loop["items_per_s"],
+        "quarter_ratios": _relative(paired),
+        "own_quarter_ratios": _relative(ours["quarters_ms"]),
+        "loop_quarter_ratios": _relative(loop["quarters_ms"]),
+    }
+
+
+def measure_size(
+    count: int, folder: Path, contenders: Sequence[str] = CONTENDERS
+) -> list[dict[str, Any]]:
+    """Each contender and output at ``count`` items, ``repeats(count)`` times, in turn."""
+    items = write_items(folder / f"items_{count}.csv", count)
+    pairs = []
+    for repeat in range(repeats(count)):
+        for output in OUTPUTS:
+            for contender in contenders:
+                print(f"{count:,} {output} {contender} #{repeat + 1}", file=sys.stderr, flush=True)
+                pair = measure_pair(contender, output, count, items, folder)
+                pairs.append({**pair, "repeat": repeat})
+    items.unlink()
+    return pairs
+
+
+def _quarters(ratios: Sequence[float]) -> str:
+    return " / ".join(f"{r:.2f}" for r in ratios) or "-"
+
+
+def _worst(runs: Sequence[dict[str, Any]], key: str) -> float | None:
+    """The largest departure from the first quarter over the pairs (None: none measured)."""
+    return max((abs(q - 1) for p in runs for q in p[key]), default=None)
 
 
 def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:+.1f} %"
+    return "-" if value is None else f"{100 * value:.1f} %"
 
 
-def _row(r: dict[str, Any]) -> list[str]:
-    flat = _flatness(r["windows"])
-    return [
-        r["contender"],
-        f"{r['items']:,}",
-        str(r["repeat"] + 1),
-        f"{r['seconds']:.1f}",
-        f"{r['items_per_s']:.0f}",
-        f"{r['first_reply_s']:.1f}",
-        _percent(_trend(r["windows"])),
-        "-" if flat is None else f"-{100 * flat:.1f} %",
-        f"{r['cpu_ms_per_request']:.2f}",
-        _growth(r["cpu_windows"]),
-        f"{r['peak_mb']:.0f}",
-        f"{r['endpoint_cpu_share']:.2f}",
-    ]
+def _mb(value: float | None, items_mb: float) -> str:
+    return "-" if value is None else f"{value:.0f} ({value / items_mb:.1f}×)"
+
+
+def _rows(pair: dict[str, Any]) -> list[list[str]]:
+    """The contender's row (with its ratios to the loop) and its loop's row."""
+    rows = []
+    for side, ratios in (("ours", True), ("loop", False)):
+        r = pair[side]
+        first_s = "-" if r["first_reply_s"] is None else f"{r['first_reply_s']:.1f}"
+        quarters = pair["own_quarter_ratios"] if ratios else pair["loop_quarter_ratios"]
+        rows.append(
+            [
+                f"{pair['items']:,}",
+                pair["output"],
+                f"{pair['contender']} #{pair['repeat'] + 1}",
+                r["client"],
+                f"{pair['load'][0]:.1f} → {pair['load'][1]:.1f}",
+                f"{r['seconds']:.1f}",
+                f"{r['items_per_s']:.0f}",
+                f"{r['cpu_ms_per_request']:.2f}",
+                f"**{pair['cpu_ratio']:.2f}**" if ratios else "",
+                f"{pair['rate_ratio']:.2f}" if ratios else "",
+                _quarters(quarters),
+                _quarters(pair["quarter_ratios"]) if ratios else "",
+                _mb(r["peak_mb"], pair["items_mb"]),
+                f"{first_s} s, {_mb(r['first_reply_mb'], pair['items_mb'])}",
+                f"{r['endpoint_cpu_share']:.2f}",
+            ]
+        )
+    return rows
 
 
 HEADER = [
-    "client",
     "items",
-    "run",
+    "output",
+    "pair",
+    "client",
+    "1-min load, start → end",
     "wall s",
-    "items/s",
-    "first reply s",
-    "items/s trend, first to last window",
-    "slowest window vs first",
-    "client CPU ms/request",
-    "CPU/request, costliest window vs first",
-    "peak MB",
+    "items/s (both running)",
+    "CPU ms/request",
+    "CPU/request vs loop",
+    "items/s vs loop",
+    "CPU/request by quarter, vs the first",
+    "CPU/request vs loop by quarter of the overlap, vs the first",
+    "peak RSS MB (× items file)",
+    "first reply: time, peak RSS MB (× file)",
     "endpoint CPU / wall",
 ]
 
 
-def size_metrics(count: int, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The headline numbers at one size: medians over the runs (each run's too), peak memory.
-
-    The slowest-window figures are the worst run's, for judgekit and for the loop.
-    """
-    at = [r for r in results if r["items"] == count]
-    ours = [r for r in at if r["contender"] == CONTENDERS[0]]
-    loops = [r for r in at if r["contender"] == CONTENDERS[1]]
-    pairs = list(zip(ours, loops, strict=True))  # the same repeat: run one beside the other
-    ratios = [a["items_per_s"] / b["items_per_s"] for a, b in pairs]
-    cpu_ratios = [b["cpu_ms_per_request"] / a["cpu_ms_per_request"] for a, b in pairs]
-    trends = [t for t in (_trend(r["windows"]) for r in ours) if t is not None]
-    loop_trends = [t for t in (_trend(r["windows"]) for r in loops) if t is not None]
-    flats = [f for f in (_flatness(r["windows"]) for r in ours) if f is not None]
-    loop_flats = [f for f in (_flatness(r["windows"]) for r in loops) if f is not None]
+def headline(pairs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per ``items/output/contender``: median ratios over the pairs, worst quarter, memory."""
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for pair in pairs:
+        kinds.setdefault(f"{pair['items']}/{pair['output']}/{pair['contender']}", []).append(pair)
     return {
-        f"ratio_{count}": float(np.median(ratios)),
-        f"ratios_{count}": ratios,
-        f"cpu_ratio_{count}": float(np.median(cpu_ratios)),
-        f"trend_{count}": float(np.median(trends)) if trends else None,
-        f"trends_{count}": trends,
-        f"loop_trend_{count}": float(np.median(loop_trends)) if loop_trends else None,
-        f"flat_{count}": max(flats) if flats else None,
-        f"loop_flat_{count}": max(loop_flats) if loop_flats else None,
-        f"peak_mb_{count}": max(r["peak_mb"] for r in ours),
-        f"cpu_ms_{count}": float(np.median([r["cpu_ms_per_request"] for r in ours])),
-        f"endpoint_share_{count}": max(r["endpoint_cpu_share"] for r in ours),
-        f"first_reply_s_{count}": max(r["first_reply_s"] for r in ours),
-        f"cpu_windows_{count}": ours[0]["cpu_windows"],
+        kind: {
+            "items": runs[0]["items"],
+            "output": runs[0]["output"],
+            "contender": runs[0]["contender"],
+            "items_mb": runs[0]["items_mb"],
+            "cpu_ratio": statistics.median(p["cpu_ratio"] for p in runs),
+            "rate_ratio": statistics.median(p["rate_ratio"] for p in runs),
+            "worst_quarter": _worst(runs, "quarter_ratios"),
+            "own_worst_quarter": _worst(runs, "own_quarter_ratios"),
+            "loop_worst_quarter": _worst(runs, "loop_quarter_ratios"),
+            "peak_vs_file": max(p["ours"]["peak_vs_file"] for p in runs),
+            "first_reply_vs_file": max(
+                (p["ours"]["first_reply_mb"] or 0.0) / p["items_mb"] for p in runs
+            ),
+            "pairs": len(runs),
+        }
+        for kind, runs in kinds.items()
     }
+
+
+def _headline_rows(kinds: dict[str, dict[str, Any]]) -> list[list[str]]:
+    return [
+        [
+            f"{k['items']:,}",
+            f"{k['items_mb']:.1f}",
+            k["output"],
+            k["contender"],
+            str(k["pairs"]),
+            f"{k['cpu_ratio']:.2f}",
+            f"{k['rate_ratio']:.2f}",
+            _percent(k["worst_quarter"]),
+            f"{_percent(k['own_worst_quarter'])} (loop {_percent(k['loop_worst_quarter'])})",
+            f"{k['peak_vs_file']:.1f}×",
+            f"{k['first_reply_vs_file']:.1f}×",
+        ]
+        for k in kinds.values()
+    ]
+
+
+HEADLINE = [
+    "items",
+    "items file MB",
+    "output",
+    "contender",
+    "pairs",
+    "CPU/request vs loop (median)",
+    "items/s vs loop (median)",
+    "worst quarter of CPU/request vs loop, vs the first",
+    "worst quarter of own CPU/request vs the first",
+    "peak RSS / file",
+    "peak RSS before first reply / file",
+]
+
+
+def _size(spec: str) -> tuple[int, tuple[str, ...]]:
+    """``10000`` (every contender) or ``100000:CLI`` (the CLI's pairs only) -> size, contenders."""
+    count, _, only = spec.partition(":")
+    contenders = tuple(only.split("+")) if only else CONTENDERS
+    unknown = sorted(set(contenders) - set(CONTENDERS))
+    if unknown:
+        raise SystemExit(f"unknown contender(s) {unknown} in {spec!r}; known: {CONTENDERS}")
+    return int(count), contenders
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--metrics", type=Path, default=None)
-    sizes = os.environ.get("BENCH_SCALE_SIZES") or ",".join(str(s) for s in SIZES)
-    parser.add_argument("--sizes", default=sizes)
-    parser.add_argument("--one", choices=CONTENDERS, default=None)
-    parser.add_argument("--items", type=int, default=0)
-    parser.add_argument("--base-url", default="")
-    parser.add_argument("--out", type=Path, default=None)
+    told = os.environ.get("BENCH_SCALE_SIZES") or ",".join(str(s) for s in SIZES)
+    parser.add_argument("--sizes", default=told)
     args = parser.parse_args()
-    if args.one is not None:
-        result = measure_one(args.one, args.items, args.base_url)
-        args.out.write_text(json.dumps(result))
-        return
-    sizes = [int(size) for size in args.sizes.split(",")]
-    results = []
+    plan = [_size(spec) for spec in args.sizes.split(",")]
+    sizes = [count for count, _ in plan]
+    pairs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
-        for count in sizes:
-            results += measure_size(count, Path(folder))
+        for count, contenders in plan:
+            pairs += measure_size(count, Path(folder), contenders)
+    kinds = headline(pairs)
+    loads = [value for pair in pairs for value in pair["load"]]
     print(
-        f"Rubric {RUBRIC}, one item per request, answers of 1-2 KB, concurrency {CONCURRENCY}; "
-        "the simulator in its own process, no latency, no limit. Runs in the order taken.\n"
+        f"Rubric {RUBRIC}, one item per request, answers of 1-2 KB, concurrency {CONCURRENCY}, "
+        "each client against its own simulator (no latency, no limit), each contender at the "
+        f"same time as its loop; 1-minute load average {min(loads):.1f}-{max(loads):.1f} on "
+        f"{os.cpu_count()} cores over the pairs. Medians over the pairs of each kind:\n"
     )
-    print(markdown_table(HEADER, [_row(r) for r in results]))
-    metrics: dict[str, Any] = {"sizes": sizes}
-    for count in sizes:
-        metrics.update(size_metrics(count, results))
-    print("\njudgekit / loop items/s, median of the runs taken in turn (each run's ratio):")
-    for count in sizes:
-        each = ", ".join(f"{r:.2f}" for r in metrics[f"ratios_{count}"])
-        print(f"- {count:,} items: {metrics[f'ratio_{count}']:.2f} ({each})")
-    ratios = ", ".join(f"{c:,}: {metrics[f'cpu_ratio_{c}']:.2f}" for c in sizes)
-    print(
-        f"\nLoop CPU / judgekit CPU per request, median (the rate ratio a client-bound run "
-        f"would show): {ratios}."
-    )
-    bound = [c for c in sizes if metrics[f"endpoint_share_{c}"] >= 0.85]
-    if bound:
-        print(
-            f"\nAt {', '.join(f'{c:,}' for c in bound)} items the endpoint used 85 % or more of "
-            "one core over the run: it, not judgekit, is the limit there."
-        )
-    write_metrics(args.metrics, metrics)
+    print(markdown_table(HEADLINE, _headline_rows(kinds)))
+    print("\nEvery pair, in the order run (ratios on the contender's row):\n")
+    print(markdown_table(HEADER, [row for pair in pairs for row in _rows(pair)]))
+    write_metrics(args.metrics, {"sizes": sizes, "kinds": kinds, "pairs": pairs})
 
 
 if __name__ == "__main__":
