@@ -146,3 +146,16 @@ def test_the_hour_long_benchmark_runs_only_when_named(
     assert ran == ["throughput_full"]
     target = "30 requests / 10 s, 10,000 items, told the limit: ≥ 0.95 × limit, 0 error rows"
     assert _status_of(document, target) == "met"
+
+
+def test_a_section_written_by_hand_survives_a_rerun() -> None:
+    """A script run by hand (bench_import, bench_items_memory) keeps its section on the page."""
+    first = render([_dated("faults", FAULTS, "| old faults |", "2026-01-01 00:00 UTC")], {})
+    by_hand = "## items memory\n\nMeasured by hand: 353 MiB.\n"
+    second = render(
+        [_dated("faults", FAULTS, "| new faults |", "2026-02-02 00:00 UTC")],
+        {},
+        previous=first + "\n" + by_hand,
+    )
+    assert "Measured by hand: 353 MiB." in second and "| new faults |" in second
+    assert render([], {}, previous=second) == second  # a page read and written back is the same

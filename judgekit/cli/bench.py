@@ -160,8 +160,13 @@ def _heading(name: str) -> str:
 
 
 def read_page(text: str) -> tuple[dict[str, Section], dict[str, str]]:
-    """An existing page's benchmark sections by name, and its target rows by target text."""
-    names = {_heading(name): name for name in BENCHMARKS}
+    """An existing page's sections by name, and its target rows by target text.
+
+    A section of no benchmark (written by hand, e.g. ``## import``: a script run by hand) is
+    kept under its heading, so a rerun never drops it.
+    """
+    names: dict[str, str | None] = {_heading(name): name for name in BENCHMARKS}
+    names["## Targets"] = None  # rebuilt from TARGETS; its rows are read below
     sections: dict[str, Section] = {}
     rows: dict[str, str] = {}
     current: str | None = None
@@ -170,7 +175,8 @@ def read_page(text: str) -> tuple[dict[str, Section], dict[str, str]]:
         if line.startswith("## "):
             if current is not None:
                 sections[current] = _section_of(current, lines)
-            current, lines = names.get(line.strip()), [line]
+            heading = line.strip()
+            current, lines = names.get(heading, heading) if heading != "## end" else None, [line]
         elif current is None and line.startswith("| "):
             rows[line[2:].split(" | ", 1)[0]] = line
         else:
@@ -264,6 +270,8 @@ def render(
     for name in BENCHMARKS:
         if name in sections:
             lines += ["", sections[name].text]
+    lines += [text for name, section in sections.items() if name not in BENCHMARKS
+              for text in ("", section.text)]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
