@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -180,7 +181,9 @@ def compute_report(folder: str | Path, err: TextIO, *, figures: bool = False) ->
         try:
             studies = studies or _Studies(str(step.parameters["judgments_path"]))
             study, lines = studies.for_step(step.notebook)
-            result = _run_step(step, study, report / str(step.parameters["output_dir"]))
+            with warnings.catch_warnings(record=True) as caught:  # the notebook showed them
+                result = _run_step(step, study, report / str(step.parameters["output_dir"]))
+            lines += [f"warning: {w.message}" for w in caught]
         except Exception as error:  # any error of a step is its failure, never a pass
             why = one_line(error)
             entry.update(status="failed", error=why)

@@ -199,11 +199,12 @@ def check_report(
     (:func:`judgekit.reporting.compute.compute_report`): no notebook runs, the bundle's
     ``.ipynb`` files are moved aside unread (they are data, compared by hash), and no code
     that came in the bundle runs. An analysis bundle (no judge) still has its notebook runs
-    executed with the checkout's notebooks (:func:`~judgekit.sharing.analysis_bundle.
-    rerun_analysis`: its steps reproduce the riddles study, which step 06 does in its
-    notebook only). Every step that failed or did not run, in the bundled report or now, is a
-    problem naming the step (as is one the bundle skipped that applies now), so a bundle whose
-    analyses failed never verifies. ``figures`` draws the figures for ``--html``.
+    executed with the checkout's notebooks
+    (:func:`~judgekit.sharing.analysis_bundle.rerun_analysis`): its steps reproduce the
+    riddles study, which step 06 computes in its notebook only. Every step that failed or did
+    not run, in the bundled report or now, is a problem naming the step (as is one the bundle
+    skipped that applies now), so a bundle whose analyses failed never verifies. ``figures``
+    draws the figures for ``--html``.
     """
     from judgekit.reporting.compute import compute_report
     from judgekit.sharing.analysis_bundle import rerun_analysis
@@ -226,7 +227,7 @@ def check_report(
     failed: list[str] = []
     if study:
         now = compute_report(root, err, figures=figures)
-    else:
+    else:  # an analysis bundle: the checkout's notebooks (06 has no function; docstring)
         try:
             rerun_analysis(root, read_steps(kept), err)
         except RunFailed as error:  # the tables that were written are still compared
