@@ -98,6 +98,7 @@ def _run_step(step: ReportStep, study: Study, tables: Path) -> Analysis:
     result.write(tables)
     if summary is not None:  # 10's summary sits beside its folder: tables/pairwise_summary.csv
         write_table(summary, tables.parent / "pairwise_summary.csv")
+        result.tables = {"pairwise_summary": summary, **result.tables}  # shown first, as there
     if step.notebook == "08_human_labels":  # its notebook records the calibration next
         from judgekit.labels import describe_calibration, write_calibration
         from judgekit.reporting.analyses.human_labels import calibration
@@ -114,7 +115,7 @@ def _figure_png(figure: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def write_record(
+def _write_record(
     path: Path, step: str, lines: list[str], result: Analysis | None, figures: bool
 ) -> None:
     """Write a step's record: a notebook document of what it said and computed, never run."""
@@ -189,13 +190,13 @@ def compute_report(folder: str | Path, err: TextIO, *, figures: bool = False) ->
             entry.update(status="failed", error=why)
             outcomes.append(StepOutcome(step.notebook, "failed", why))
             print(f"failed {step.notebook}: {why}", file=err)
-            write_record(report / f"{step.notebook}.failed.ipynb", step.notebook,
+            _write_record(report / f"{step.notebook}.failed.ipynb", step.notebook,
                          [*lines, f"failed: {why}"], None, False)  # fmt: skip
         else:
             lines += result.lines
             entry.update(status="ran", skipped_parts=[x for x in lines if x.startswith("skipped ")])
             outcomes.append(StepOutcome(step.notebook, "ran"))
-            write_record(report / f"{step.notebook}.ipynb", step.notebook, lines, result, figures)
+            _write_record(report / f"{step.notebook}.ipynb", step.notebook, lines, result, figures)
         _close(result)
         atomic_write_text(report / REPORT_STEPS, json.dumps(record, indent=1) + "\n")
     return outcomes
