@@ -214,7 +214,8 @@ def fake_report(study: Path, failed: str) -> None:
 def test_a_failed_step_stops_export_and_fails_verify_even_when_allowed(
     study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from judgekit.reporting import report
+    from judgekit.reporting import compute
+    from judgekit.reporting.html import StepOutcome, step_outcomes
 
     failed = "05_distributions_and_bias"
     fake_report(study, failed)
@@ -228,16 +229,16 @@ def test_a_failed_step_stops_export_and_fails_verify_even_when_allowed(
             f"{failed} failed (report/{failed}.failed.ipynb)"
         ]
 
-    def rerun(root: Path, err: object) -> Path:
-        # the re-execution is not what this test is about: every step runs and succeeds
+    def recompute(root: Path, err: object, figures: bool = False) -> list[StepOutcome]:
+        # the recomputation is not what this test is about: every step runs and succeeds
         again = Path(root) / "report"
         (again / "tables").mkdir(parents=True)
         shutil.copy(study / "report" / REPORT_STEPS, again / REPORT_STEPS)
         for name in ("02_human_agreement", failed):
             nbformat.write(nbformat.v4.new_notebook(), again / f"{name}.ipynb")
-        return again
+        return step_outcomes(again)
 
-    monkeypatch.setattr(report, "run_report", rerun)
+    monkeypatch.setattr(compute, "compute_report", recompute)
     problems = verify_bundle(bundle, io.StringIO()).problems
     assert problems == [
         f"report: {failed} failed (report/{failed}.failed.ipynb) when the study was reported "

@@ -145,7 +145,7 @@ def export_(
 def verify(
     bundle: Annotated[Path, typer.Argument(help="Bundle (.zip or folder) from `judgekit export`.")],
     html: Annotated[
-        Path | None, typer.Option(help="Also write the re-executed report as HTML here.")
+        Path | None, typer.Option(help="Also write the recomputed report as HTML here.")
     ] = None,
 ) -> None:
     """Re-run a bundled study offline (0 calls) and compare every table with the bundle's."""

@@ -2,10 +2,11 @@
 
 A report step is a function ``step(study, **parameters) -> Analysis`` (registered in
 :data:`judgekit.reporting.analyses.ANALYSES` under its notebook's name). Its notebook, which
-``judgekit report`` and ``judgekit verify`` execute, calls it, writes what it returns and shows
-it; a script or a test calls the same function, so a table is computed one way wherever it is
-read. Steps 02-05 and 07-10 are functions; 01 judges and 06 (the riddles study reproduced
-from its shipped data) computes in its notebook.
+``judgekit report`` executes, calls it, writes what it returns and shows it; ``judgekit verify``
+calls it in-process (:mod:`judgekit.reporting.compute`), as a script or a test does, so a table
+is computed one way wherever it is read. Steps 02-05 and 07-10 are functions; 01 judges and
+06 (the riddles study reproduced from its shipped data, never a study's step) computes in its
+notebook.
 """
 
 from __future__ import annotations

@@ -212,8 +212,8 @@ def _verification_section(verification: Mapping[str, Any] | None) -> str:
     )
     proves = (
         "<p>The manifest's checksums catch accidents, not forgery: it is not a signature. "
-        "The judgments and tables above were recomputed from the stored replies with the "
-        "verifier's own copy of the notebooks.</p>"
+        "The judgments and tables above were recomputed from the stored replies by the "
+        "verifier's own judgekit; none of the bundle's code or notebooks ran.</p>"
     )
     return f"{head}<p>Checked:</p><ul>{lines}</ul>{libraries}{proves}"
 

@@ -323,6 +323,13 @@ def skipped_parts(notebook: Path) -> list[str]:
     return lines
 
 
+def step_record(steps: Sequence[ReportStep]) -> list[dict[str, Any]]:
+    """``steps.json`` before any step runs (each entry's ``status`` is updated as it runs)."""
+    return [{"notebook": s.notebook, "parameters": s.parameters, "skipped": s.skipped,
+             "covers": list(s.covers), "status": "skipped" if s.skipped else "planned"}
+            for s in steps]  # fmt: skip
+
+
 @one_report_at_a_time
 def run_report(
     folder: str | Path, err: TextIO | None = None, own_models: Sequence[str] = ()
@@ -372,11 +379,7 @@ def run_report(
         print(f"human labels compared with the judges: {contents.labels_source}", file=err)
     failures: list[str] = []
     steps = plan_report(contents)
-    record: list[dict[str, Any]] = [
-        {"notebook": s.notebook, "parameters": s.parameters, "skipped": s.skipped,
-         "covers": list(s.covers), "status": "skipped" if s.skipped else "planned"}
-        for s in steps
-    ]  # fmt: skip
+    record = step_record(steps)
     atomic_write_text(report / REPORT_STEPS, json.dumps(record, indent=1) + "\n")
     for step, entry in zip(steps, record, strict=True):
         for stale in (f"{step.notebook}.ipynb", f"{step.notebook}.failed.ipynb"):

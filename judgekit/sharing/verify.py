@@ -14,9 +14,11 @@ differs:
    (:func:`judgekit.study.record.offline_replay`: 0 calls, none possible) and compared with
    the bundled table. A request that is not in the store is named with the first line where it
    differs from the closest stored request: the prompt or an item changed since judging.
-5. *Report.* The report's steps (a study's report, or an analysis bundle's notebook runs,
-   :mod:`judgekit.sharing.analysis_bundle`) are executed again on the bundle with this
-   checkout's notebooks, never the bundle's, and every table is compared with the bundled one
+5. *Report.* A study's report tables are computed again in this process by the library's
+   step functions (:mod:`judgekit.reporting.compute`): no notebook and no kernel runs, and
+   nothing of the bundle is executed. An analysis bundle's notebook runs
+   (:mod:`judgekit.sharing.analysis_bundle`) are executed again with this checkout's
+   notebooks, never the bundle's. Every table is compared with the bundled one
    (:mod:`judgekit.data.compare`: numbers within a tolerance, columns that measure the machine
    or the clock skipped). A step that failed or did not run, then or now, is a difference.
 6. *Libraries.* Library versions that differ from the exporting machine's are listed, and
@@ -75,8 +77,8 @@ from judgekit.types import UsageError
 MANIFEST_PROVES = (
     "the manifest's checksums catch accidents (a changed, missing or added file), not "
     "forgery: anyone can rewrite a file and its checksum, so it is not a signature; the "
-    "judgments and tables were recomputed here from the stored replies, with this checkout's "
-    "notebooks (docs/security.md)"
+    "judgments and tables were recomputed here from the stored replies by this checkout's "
+    "judgekit, running none of the bundle's code (docs/security.md)"
 )
 #: Where the rebuilt judgments and report of a verification go inside its scratch copy.
 REBUILT = "rebuilt"
@@ -188,15 +190,23 @@ def check_replies_and_items(root: Path, manifest: dict[str, Any]) -> list[str]:
     return problems
 
 
-def check_report(root: Path, err: TextIO, allow_failed: Sequence[str] = ()) -> list[str]:
-    """Execute the report notebooks again on the bundle; compare every table with its own.
+def check_report(
+    root: Path, err: TextIO, allow_failed: Sequence[str] = (), *, figures: bool = False
+) -> list[str]:
+    """Compute the report's tables again on the bundle; compare every table with its own.
 
-    Every step that failed or did not run, in the bundled report or on re-execution, is a
-    problem naming the step (as is one the bundle skipped that applies now), so a bundle whose
-    analyses failed never verifies. The notebooks executed are always the checkout's: the
-    bundle's own ``.ipynb`` files are moved aside unread (they are data, compared by hash).
+    A study's tables are computed in this process by the library's step functions
+    (:func:`judgekit.reporting.compute.compute_report`): no notebook runs, the bundle's
+    ``.ipynb`` files are moved aside unread (they are data, compared by hash), and no code
+    that came in the bundle runs. An analysis bundle (no judge) still has its notebook runs
+    executed with the checkout's notebooks
+    (:func:`~judgekit.sharing.analysis_bundle.rerun_analysis`): its steps reproduce the
+    riddles study, which step 06 computes in its notebook only. Every step that failed or did
+    not run, in the bundled report or now, is a problem naming the step (as is one the bundle
+    skipped that applies now), so a bundle whose analyses failed never verifies. ``figures``
+    draws the figures for ``--html``.
     """
-    from judgekit.reporting.report import run_report
+    from judgekit.reporting.compute import compute_report
     from judgekit.sharing.analysis_bundle import rerun_analysis
 
     folder = StudyFolder(root)
@@ -214,17 +224,17 @@ def check_report(root: Path, err: TextIO, allow_failed: Sequence[str] = ()) -> l
         for o in then.values()
         if o.state in ("failed", "not run")
     ]
-    try:
-        if study:
-            run_report(root, err=err)
-        else:  # an analysis bundle (no judge): its own notebook runs
+    failed: list[str] = []
+    if study:
+        now = compute_report(root, err, figures=figures)
+    else:  # an analysis bundle: the checkout's notebooks (06 has no function; docstring)
+        try:
             rerun_analysis(root, read_steps(kept), err)
-    except RunFailed as error:  # the tables that were written are still compared
-        failed = [f"report: {error}"]
-    else:
-        failed = []
-    now = step_outcomes(report)
-    problems += [f"report: {o.line()} on re-execution" for o in now if o.state != "skipped"
+        except RunFailed as error:  # the tables that were written are still compared
+            failed = [f"report: {error}"]
+        now = step_outcomes(report)
+    again = "on recomputation" if study else "on re-execution"
+    problems += [f"report: {o.line()} {again}" for o in now if o.state != "skipped"
                  and o.state != "ran"] or failed  # fmt: skip
     problems += [
         f"report: {o.notebook} applies to this study but the bundle skipped it "
@@ -257,7 +267,7 @@ def verify_bundle(source: str | Path, err: TextIO, html: Path | None = None) -> 
     Args:
         source: A bundle: a ``.zip`` or a folder written by ``judgekit export``.
         err: Where progress goes.
-        html: Also write the re-executed report, with this verification's outcome, here.
+        html: Also write the recomputed report, with this verification's outcome, here.
 
     Raises:
         UsageError: If ``source`` is not a bundle.
@@ -282,10 +292,13 @@ def verify_bundle(source: str | Path, err: TextIO, html: Path | None = None) -> 
             result.problems += check_judgments(root, records)
             result.checked.append(f"judgments of {len(records)} judge(s) rebuilt offline")
         result.problems += environment_problems(StudyFolder(root).report, root)
-        print("re-executing the report notebooks ...", file=err, flush=True)
-        table_problems = check_report(root, err, manifest.get("allow_failed") or ())
+        how = ("recomputed in this process" if StudyFolder(root).manifest.is_file() else
+               "re-executed")  # an analysis bundle: the checkout's notebooks  # fmt: skip
+        print(f"report tables: {how} ...", file=err, flush=True)
+        allowed = manifest.get("allow_failed") or ()
+        table_problems = check_report(root, err, allowed, figures=html is not None)
         result.problems += table_problems
-        result.checked.append("report tables re-executed and compared")
+        result.checked.append(f"report tables {how} and compared")
         result.library_changes = library_changes(root)
         if table_problems and result.library_changes:
             tables = ", ".join(differing_tables(table_problems))
