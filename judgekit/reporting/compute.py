@@ -67,16 +67,10 @@ class _Studies:
 
     def for_step(self, notebook: str) -> tuple[Study, list[str]]:
         """The study the step's notebook reads, and the ``skipped`` lines its opening prints."""
-        from judgekit.study.pairwise import without_pairwise
+        from judgekit.study.scored import scored_study
 
         study = self.full if notebook in WITH_REPLIES else self.lean
-        if notebook in WITH_PAIRWISE:
-            return study, []
-        study, left_out = without_pairwise(study)
-        return study, [
-            f"skipped pairwise rubric {name}: this step scores single answers (see 10_pairwise)"
-            for name in left_out
-        ]
+        return (study, []) if notebook in WITH_PAIRWISE else scored_study(study)
 
 
 def _run_step(step: ReportStep, study: Study, tables: Path) -> Analysis:
