@@ -18,10 +18,12 @@ copied at the fork), in MiB, and its ratio to the file's size is shown beside it
   rubric's own batching, 60 items per request, or ``--batch-size``). "Before first reply" is
   the process's peak resident set (``VmHWM``) when the simulator received its first request:
   what reading, checking and planning cost before any reply came back. The simulator runs in
-  this (the parent) process, so its memory is not counted.
+  this (the parent) process, so its memory is not counted;
+* ``run --batch-api``: the same run through the Batch API (the simulator's files and batches
+  endpoints), into its own study: its input file uploaded and its results downloaded.
 
 Targets (issue 36): the peak at most 2.5x the file, and 600 MB for the 160 MB file; before
-the first reply at most 1.5x the file.
+the first reply at most 1.5x the file; the Batch API run's peak within 1.2x the online run's.
 """
 
 from __future__ import annotations
@@ -182,10 +184,14 @@ def main() -> None:
             batching = ["--batch-size", str(args.batch_size)] if args.batch_size else []
             judge = _judge(run_items, folder / "run", simulator.base_url, *batching)
             judged = run_measured("-m", "judgekit", judge, counted)
+            batch_api = [*batching, "--batch-api"]
+            batch = _judge(run_items, folder / "batch", simulator.base_url, *batch_api)
+            batched = run_measured("-m", "judgekit", batch)
     rows = [
         ("read_table", args.items, size, read),
         ("judge --dry-run", args.items, size, dry),
         ("judge (run)", args.run_items, run_size, judged),
+        ("judge --batch-api (run)", args.run_items, run_size, batched),
     ]
     table = [
         [
@@ -208,6 +214,7 @@ def main() -> None:
         "run_peak_mib": judged["peak_mib"],
         "run_first_reply_mib": judged.get("first_reply_mib", float("nan")),
         "run_seconds": judged["seconds"],
+        "batch_api_peak_mib": batched["peak_mib"],
         "load_start": load,
     }
     write_metrics(args.metrics, metrics)
