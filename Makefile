@@ -34,9 +34,11 @@ pytest:
 	$(PYTHON) -m pytest --doctest-modules judgekit/stats
 
 # The inner loop (no install): lint, types and every test that starts no process, kernel,
-# local model or browser (tests/conftest.py marks those `slow`; `make test` runs them too).
+# local model or browser (tests/conftest.py marks those `slow`; `make test` runs them too),
+# on JOBS worker processes (pytest-xdist, in the dev extra; JOBS=0 runs them in one process).
+JOBS ?= 2
 check: lint typecheck
-	$(PYTHON) -m pytest tests -m "not slow" -q --durations=10
+	$(PYTHON) -m pytest tests -m "not slow" -q -n $(JOBS) --durations=10
 	$(PYTHON) -m pytest --doctest-modules judgekit/stats -q
 
 test: install-local lint typecheck pytest

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import gc
 import os
 import platform
 import subprocess
@@ -105,6 +106,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             )
         if slow:
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Hide what collection imported from the garbage collector (it is never garbage).
+
+    statsmodels' Holm correction calls gc.collect() on every call, and a full collection
+    walks every object the process holds: with the suite collected (620k objects), 0.35 s.
+    """
+    gc.freeze()
 
 
 # platform.processor() runs `uname -p` once and caches it; the HTTP clients ask for it, so it

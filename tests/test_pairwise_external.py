@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from judgekit.importers.llmbar import read_llmbar, read_llmbar_labels, read_statistics
@@ -27,12 +28,15 @@ def _folders(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.glob("llmbar/*/*/evaluators/*/*/statistics.json"))
 
 
-def _figures(folder: Path, **options: str) -> tuple[float, float]:
-    subset = folder.parents[2]
+def _read(folder: Path, **options: str) -> pd.DataFrame:
+    """A judge x strategy folder's comparisons (rating ties broken the authors' way unless told)."""
     if folder.name.startswith("Rating"):
         options.setdefault("rating_ties", "second_shown")
-    comparisons = read_llmbar(subset, folder.parent.name, folder.name, **options)
-    labels = read_llmbar_labels(subset)
+    return read_llmbar(folder.parents[2], folder.parent.name, folder.name, **options)
+
+
+def _figures(folder: Path, comparisons: pd.DataFrame) -> tuple[float, float]:
+    labels = read_llmbar_labels(folder.parents[2])
     table = verdict_accuracy(comparisons, labels, ci=CI(None)).set_index("measure")
     shares = outcome_shares(comparisons, ci=CI(None)).set_index("outcome")["estimate"]
     # LLMBar's "equal" counts a pair whose two orders agree, two missing verdicts included
@@ -52,9 +56,8 @@ def test_llmbar_through_judgekits_reader(shared_datasets: Path) -> None:
     exact = differing = 0
     for folder in _folders(shared_datasets):
         published = read_statistics(folder)
-        accuracy, equal = _figures(folder)
-        ties = {"rating_ties": "second_shown"} if folder.name.startswith("Rating") else {}
-        comparisons = read_llmbar(folder.parents[2], folder.parent.name, folder.name, **ties)
+        comparisons = _read(folder)  # its replies parsed once, for the figures and the diff
+        accuracy, equal = _figures(folder, comparisons)
         differ = comparisons["verdict"] != comparisons["authors_verdict"]
         differing += int(differ.sum())
         gap = abs(accuracy - published["correct_average"])
@@ -67,5 +70,5 @@ def test_llmbar_rating_ties_are_ties_unless_asked(shared_datasets: Path) -> None
     folder = shared_datasets / "llmbar/LLMBar/Natural/evaluators/GPT-4/Rating"
     ties = read_llmbar(folder.parents[2], "GPT-4", "Rating")
     assert (ties["verdict"] == "tie").sum() > 0  # equal ratings, kept as ties in both orders
-    accuracy, _ = _figures(folder, rating_ties="tie")
+    accuracy, _ = _figures(folder, _read(folder, rating_ties="tie"))
     assert accuracy < read_statistics(folder)["correct_average"]
