@@ -43,6 +43,22 @@ def judge_args(study: Path, items: Path, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
+def judged_study(where: Path, key: str) -> Path:
+    """``where/study``: the six items judged twice by a simulator with ``key`` as the API key."""
+    items = where / "my_items.csv"
+    pd.DataFrame(ITEMS, columns=COLUMNS).to_csv(items, index=False)
+    with pytest.MonkeyPatch.context() as patch, run_simulator(SimulatorConfig()) as sim:
+        for name, value in (
+            ("JUDGEKIT_JUDGE_MODEL", "simulated-judge"),
+            ("OPENAI_API_KEY", key),
+            ("TQDM_DISABLE", "1"),
+            ("OPENAI_BASE_URL", sim.base_url),
+        ):
+            patch.setenv(name, value)
+        assert main(judge_args(where / "study", items)) == 0
+    return where / "study"
+
+
 @pytest.fixture
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """No judge reachable: every endpoint variable points at a closed port."""

@@ -20,9 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
-import pandas as pd
 import pytest
-from test_bundle import COLUMNS, ITEMS, judge_args, unpacked
+from test_bundle import judged_study, unpacked
 
 from judgekit import config
 from judgekit.cli.main import main
@@ -30,7 +29,6 @@ from judgekit.reporting.html import REPORT_STEPS
 from judgekit.sharing import safety as bundle_safety
 from judgekit.sharing.export import MANIFEST, export_study, sha256_file, study_files
 from judgekit.sharing.verify import verify_bundle
-from judgekit.simulator import SimulatorConfig, run_simulator
 from judgekit.types import UsageError
 
 KEY = "canary-safety-key-0123456789abcdef"
@@ -39,19 +37,7 @@ KEY = "canary-safety-key-0123456789abcdef"
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One study judged by the simulator (two runs of six items), shared by the tests."""
-    where = tmp_path_factory.mktemp("judged")
-    items = where / "my_items.csv"
-    pd.DataFrame(ITEMS, columns=COLUMNS).to_csv(items, index=False)
-    with pytest.MonkeyPatch.context() as patch, run_simulator(SimulatorConfig()) as sim:
-        for name, value in (
-            ("JUDGEKIT_JUDGE_MODEL", "simulated-judge"),
-            ("OPENAI_API_KEY", KEY),
-            ("TQDM_DISABLE", "1"),
-            ("OPENAI_BASE_URL", sim.base_url),
-        ):
-            patch.setenv(name, value)
-        assert main(judge_args(where / "study", items)) == 0
-    yield where / "study"
+    yield judged_study(tmp_path_factory.mktemp("judged"), KEY)
 
 
 @pytest.fixture

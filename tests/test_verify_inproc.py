@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import nbformat
 import pandas as pd
 import pytest
-from test_bundle import COLUMNS, ITEMS, judge_args, unpacked
+from test_bundle import judged_study, unpacked
 from test_bundle_safety import rewrite_manifest
 
 from judgekit.cli.main import main
@@ -27,7 +27,6 @@ from judgekit.reporting.compute import compute_report
 from judgekit.reporting.report import plan_report, read_contents
 from judgekit.sharing.export import export_study
 from judgekit.sharing.verify import verify_bundle
-from judgekit.simulator import SimulatorConfig, run_simulator
 
 KEY = "canary-inproc-key-0123456789abcdef"
 #: Every way judgekit starts a notebook kernel.
@@ -41,19 +40,7 @@ KERNEL_ENTRIES = (
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One study judged by the simulator (two runs of six labelled items), no report yet."""
-    where = tmp_path_factory.mktemp("judged")
-    items = where / "my_items.csv"
-    pd.DataFrame(ITEMS, columns=COLUMNS).to_csv(items, index=False)
-    with pytest.MonkeyPatch.context() as patch, run_simulator(SimulatorConfig()) as sim:
-        for name, value in (
-            ("JUDGEKIT_JUDGE_MODEL", "simulated-judge"),
-            ("OPENAI_API_KEY", KEY),
-            ("TQDM_DISABLE", "1"),
-            ("OPENAI_BASE_URL", sim.base_url),
-        ):
-            patch.setenv(name, value)
-        assert main(judge_args(where / "study", items)) == 0
-    yield where / "study"
+    yield judged_study(tmp_path_factory.mktemp("judged"), KEY)
 
 
 @pytest.fixture(scope="module")
