@@ -109,15 +109,34 @@ def _figure_png(figure: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def introduction(step: str) -> str:
+    """The first markdown cell of this judgekit's own notebook of ``step``: its title and scope.
+
+    Read as text from :data:`judgekit.config.NOTEBOOKS_DIR` (the checkout's or the installed
+    package's notebooks, never a bundle's); ``""`` when there is none.
+    """
+    import nbformat
+
+    from judgekit import config
+
+    path = config.NOTEBOOKS_DIR / f"{step}.ipynb"
+    if not path.is_file():
+        return ""
+    cells = nbformat.read(path, as_version=4).cells
+    return next((str(c.source) for c in cells if c.cell_type == "markdown"), "")
+
+
 def _write_record(
     path: Path, step: str, lines: list[str], result: Analysis | None, figures: bool
 ) -> None:
-    """Write a step's record: a notebook document of what it said and computed, never run."""
+    """Write a step's record: its notebook's introduction, what it said and computed; never run."""
     import nbformat
 
     v4 = nbformat.v4
     note = "computed in-process by judgekit.reporting.analyses; no notebook was executed"
     cells = [v4.new_markdown_cell(f"*{step}: {note}.*")]
+    intro = introduction(step)
+    cells += [v4.new_markdown_cell(intro)] if intro else []
     said = "\n".join(lines) + "\n"
     outputs = [v4.new_output("stream", name="stdout", text=said)] if lines else []
     for name, table in (result.tables if result else {}).items():
