@@ -384,3 +384,14 @@ def run_paper(
             atomic_copy(figure, Path(figures_dir) / figure.name)
     print(f"[judgekit] paper run complete: {run_dir}", file=sys.stderr)
     return run_dir
+
+
+def skipped_parts(notebook: Path) -> list[str]:
+    """The lines an executed notebook printed for each part it skipped (``skipped ...: why``)."""
+    lines = []
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stdout":
+                text = str(output.get("text", ""))
+                lines += [line for line in text.splitlines() if line.startswith("skipped ")]
+    return lines

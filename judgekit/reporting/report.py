@@ -310,19 +310,6 @@ def _planned(contents: StudyContents) -> list[ReportStep]:
     return steps
 
 
-def skipped_parts(notebook: Path) -> list[str]:
-    """The lines an executed notebook printed for each part it skipped (``skipped ...: why``)."""
-    import nbformat
-
-    lines = []
-    for cell in nbformat.read(notebook, as_version=4).cells:
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "stream" and output.get("name") == "stdout":
-                text = str(output.get("text", ""))
-                lines += [line for line in text.splitlines() if line.startswith("skipped ")]
-    return lines
-
-
 def step_record(steps: Sequence[ReportStep]) -> list[dict[str, Any]]:
     """``steps.json`` before any step runs (each entry's ``status`` is updated as it runs)."""
     return [{"notebook": s.notebook, "parameters": s.parameters, "skipped": s.skipped,
@@ -347,7 +334,7 @@ def run_report(
             report runs on the study (:mod:`judgekit.reporting.lock`).
         RunFailed: If a notebook failed (it is kept as ``<name>.failed.ipynb``).
     """
-    from judgekit.reporting.notebooks import NotebookRun, execute
+    from judgekit.reporting.notebooks import NotebookRun, execute, skipped_parts
 
     err = err or sys.stderr
     root = Path(folder)
